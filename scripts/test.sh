@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install everything the tests need, then run every test layer. Exits non-zero on any failure.
+# This is the README's test command and exactly what .ci/run runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# Debian's chromium drives the browser tests (never `playwright install`: its downloads fail here).
+if ! command -v chromium >/dev/null 2>&1; then
+  step "installing Debian's chromium"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+
+step "python environment (.venv) with the test extra"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+
+if [ -f js/package.json ]; then
+  step "JS unit tests (vitest + jsdom)"
+  (cd js && npm ci --no-audit --no-fund --loglevel=error && npm test)
+fi
+
+step "ruff (lint and format)"
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff format --check src tests benchmarks
+
+step "mypy --strict over src/"
+.venv/bin/mypy
+
+step "pytest: unit, HTTP, browser and notebook tests"
+nb=()
+if compgen -G "notebooks/*.ipynb" >/dev/null; then nb=(--nbval-lax notebooks); fi
+.venv/bin/python -m pytest tests "${nb[@]}" -p no:cacheprovider

@@ -1,0 +1,414 @@
+"""The rubric model: criteria x levels x descriptors, weights, critical minimums.
+
+One model covers the three styles people use:
+
+* checklist (Vertex style): yes/no questions, score = weighted share of YES;
+* analytic (lesson style): criteria with described levels, weighted and normalised;
+* points (HealthBench style): a negative weight marks an undesirable behaviour.
+
+Scoring itself lives in :mod:`rubriclab.scoring`; ``Rubric.score`` is a shortcut.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from .scoring import Score
+
+__all__ = ["YES_NO_LEVELS", "Criterion", "Level", "Rubric", "RubricError"]
+
+
+class RubricError(ValueError):
+    """A rubric file or mapping could not be read; the message says where and why."""
+
+
+_Strict = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Level(BaseModel):
+    """One level of a criterion: an integer score and what an output at that level looks like."""
+
+    model_config = _Strict
+
+    score: int
+    descriptor: str
+
+    @field_validator("descriptor")
+    @classmethod
+    def _descriptor_not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("descriptor is empty: say what an output at this level looks like")
+        return value
+
+
+YES_NO_LEVELS: tuple[Level, Level] = (Level(score=0, descriptor="NO"), Level(score=1, descriptor="YES"))
+
+
+class Criterion(BaseModel):
+    """One thing the judge checks: a yes/no question or a criterion with described levels.
+
+    ``critical`` is the minimum acceptable level: below it the case fails whatever its total.
+    ``name`` is the criterion's id; verdicts from a judge are matched to it, never to the text.
+    """
+
+    model_config = _Strict
+
+    name: str = ""
+    description: str = ""
+    levels: list[Level] = Field(default_factory=lambda: list(YES_NO_LEVELS))
+    weight: float = 1.0
+    critical: int | None = None
+    category: str | None = None
+
+    @field_validator("weight")
+    @classmethod
+    def _finite_weight(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"weight must be a finite number, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _check_levels(self) -> Criterion:
+        label = f"criterion {self.name!r}" if self.name else "criterion"
+        if len(self.levels) < 2:
+            raise ValueError(f"{label}: needs at least two levels, has {len(self.levels)}")
+        seen: set[int] = set()
+        for level in self.levels:
+            if level.score in seen:
+                raise ValueError(f"{label}: level score {level.score} appears twice")
+            seen.add(level.score)
+        if self.levels != sorted(self.levels, key=lambda lv: lv.score):
+            # keep the model canonical (ascending) without re-entering validation
+            object.__setattr__(self, "levels", sorted(self.levels, key=lambda lv: lv.score))
+        if self.critical is not None and self.critical not in seen:
+            allowed = ", ".join(str(s) for s in sorted(seen))
+            raise ValueError(
+                f"{label}: critical level {self.critical} is not one of its levels ({allowed})"
+            )
+        return self
+
+    # -- constructors ---------------------------------------------------------------------------
+    @classmethod
+    def yes_no(
+        cls,
+        question: str,
+        *,
+        name: str = "",
+        weight: float = 1.0,
+        critical: bool = False,
+        category: str | None = None,
+    ) -> Criterion:
+        """A checklist item: levels NO=0 / YES=1; ``critical=True`` means it must be YES."""
+        if not question.strip():
+            raise ValueError("a yes/no criterion needs a question")
+        return cls(
+            name=name,
+            description=question,
+            levels=list(YES_NO_LEVELS),
+            weight=weight,
+            critical=1 if critical else None,
+            category=category,
+        )
+
+    # -- derived views ---------------------------------------------------------------------------
+    @property
+    def is_yes_no(self) -> bool:
+        return [lv.score for lv in self.levels] == [0, 1]
+
+    @property
+    def question(self) -> str:
+        """The text a judge reads: the description, or the name when there is none."""
+        return self.description or self.name
+
+    @property
+    def min_score(self) -> int:
+        return self.levels[0].score
+
+    @property
+    def max_score(self) -> int:
+        return self.levels[-1].score
+
+    @property
+    def scores(self) -> list[int]:
+        return [lv.score for lv in self.levels]
+
+    def descriptor(self, score: int) -> str:
+        for level in self.levels:
+            if level.score == score:
+                return level.descriptor
+        raise KeyError(score)
+
+    def normalise(self, score: int) -> float:
+        """Map a level onto [0, 1]: (s - min) / (max - min)."""
+        return (score - self.min_score) / (self.max_score - self.min_score)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+class Rubric(BaseModel):
+    """A set of criteria with an optional pass mark (a fraction of the maximum, 0.7 = 70%)."""
+
+    model_config = _Strict
+
+    criteria: list[Criterion]
+    pass_mark: float | None = None
+    name: str | None = None
+    description: str | None = None
+
+    @field_validator("pass_mark", mode="before")
+    @classmethod
+    def _pass_mark_fraction(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"pass_mark must be a number, got {value!r}")
+        if not math.isfinite(value) or value < 0 or value > 100:
+            raise ValueError(
+                f"pass_mark must be a fraction in [0, 1] (or a percentage up to 100), got {value!r}"
+            )
+        # 70 reads as 70%: people copy pass marks from 0-100 tables (the lesson uses 70)
+        return value / 100 if value > 1 else float(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_criteria(cls, data: Any) -> Any:
+        """Criteria without a name get positional ids q1, q2, ... (checklist style)."""
+        if isinstance(data, Mapping) and isinstance(data.get("criteria"), list):
+            criteria = []
+            for i, item in enumerate(data["criteria"], start=1):
+                if isinstance(item, Criterion) and not item.name:
+                    item = item.model_copy(update={"name": f"q{i}"})
+                elif isinstance(item, Mapping) and not item.get("name"):
+                    item = {**item, "name": f"q{i}"}
+                criteria.append(item)
+            data = {**data, "criteria": criteria}
+        return data
+
+    @model_validator(mode="after")
+    def _check_criteria(self) -> Rubric:
+        if not self.criteria:
+            raise ValueError("a rubric needs at least one criterion")
+        seen: set[str] = set()
+        for criterion in self.criteria:
+            if criterion.name in seen:
+                raise ValueError(f"criterion {criterion.name!r} appears twice: names must be unique")
+            seen.add(criterion.name)
+        if not any(c.weight > 0 for c in self.criteria):
+            raise ValueError("at least one criterion needs a positive weight")
+        return self
+
+    # -- constructors ---------------------------------------------------------------------------
+    @classmethod
+    def checklist(
+        cls,
+        questions: Iterable[str | Criterion | Mapping[str, Any]],
+        *,
+        pass_mark: float | None = None,
+        name: str | None = None,
+    ) -> Rubric:
+        """Yes/no questions; ids q1, q2, ... unless a criterion names itself."""
+        criteria: list[Criterion] = []
+        for item in questions:
+            if isinstance(item, Criterion):
+                criteria.append(item)
+            elif isinstance(item, str):
+                criteria.append(Criterion.yes_no(item))
+            elif isinstance(item, Mapping):
+                spec = dict(item)
+                question = spec.pop("question", None) or spec.pop("description", "")
+                criteria.append(Criterion.yes_no(str(question), **spec))
+            else:
+                raise TypeError(f"checklist items are strings or criteria, got {type(item).__name__}")
+        return cls(criteria=criteria, pass_mark=pass_mark, name=name)
+
+    @classmethod
+    def analytic(
+        cls,
+        criteria: Mapping[str, Mapping[str, Any]],
+        *,
+        pass_mark: float | None = None,
+        critical: Mapping[str, int] | None = None,
+        name: str | None = None,
+    ) -> Rubric:
+        """Criteria by name, each with ``levels`` ({score: descriptor}, a list, or a count).
+
+        ``{"accuracy": {"weight": 0.4, "levels": {1: "...", 2: "...", 3: "..."}, "critical": 2}}``
+        """
+        built: list[Criterion] = []
+        for crit_name, spec in criteria.items():
+            spec = dict(spec)
+            levels = _levels_from(crit_name, spec.pop("levels", None))
+            if critical and crit_name in critical:
+                spec.setdefault("critical", critical[crit_name])
+            built.append(Criterion(name=crit_name, levels=levels, **spec))
+        if critical:
+            unknown = sorted(set(critical) - set(criteria))
+            if unknown:
+                raise RubricError(f"critical names criteria the rubric lacks: {', '.join(unknown)}")
+        return cls(criteria=built, pass_mark=pass_mark, name=name)
+
+    # -- serialisation ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(exclude_defaults=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rubric:
+        data = dict(data)
+        crits = data.get("criteria")
+        if isinstance(crits, Mapping):
+            # the analytic mapping form also reads from files: {accuracy: {weight: .., levels: ..}}
+            pass_mark = data.pop("pass_mark", None)
+            critical = data.pop("critical", None)
+            rubric_name = data.pop("name", None)
+            rest = {k: v for k, v in data.items() if k != "criteria"}
+            if set(rest) - {"description"}:
+                raise RubricError(f"unknown rubric keys: {', '.join(sorted(set(rest) - {'description'}))}")
+            rubric = cls.analytic(crits, pass_mark=pass_mark, critical=critical, name=rubric_name)
+            return rubric.model_copy(update={"description": rest.get("description")})
+        if isinstance(crits, list):
+            data["criteria"] = [_criterion_from_item(i, c) for i, c in enumerate(crits, start=1)]
+        return cls.model_validate(data)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> Rubric:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RubricError(f"rubric JSON is not valid: line {exc.lineno}: {exc.msg}") from None
+        if not isinstance(data, Mapping):
+            raise RubricError("rubric JSON must be an object with 'criteria'")
+        return cls.from_dict(data)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    @classmethod
+    def from_yaml(cls, source: str | Path) -> Rubric:
+        """Read YAML text or a path to a ``.yaml``/``.yml``/``.json`` file."""
+        text = _read_source(source)
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}: " if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise RubricError(f"rubric YAML is not valid: {where}{problem}") from None
+        if isinstance(data, list):
+            data = {"criteria": data}
+        if not isinstance(data, Mapping):
+            raise RubricError("rubric YAML must be a mapping with 'criteria' (or a list of criteria)")
+        return cls.from_dict(data)
+
+    def save(self, path: str | Path) -> None:
+        path = Path(path)
+        text = self.to_json() if path.suffix == ".json" else self.to_yaml()
+        path.write_text(text, encoding="utf-8")
+
+    # -- behaviour ---------------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Criterion:
+        for criterion in self.criteria:
+            if criterion.name == name:
+                return criterion
+        raise KeyError(f"rubric has no criterion {name!r} (has: {', '.join(self.names)})")
+
+    def __len__(self) -> int:
+        return len(self.criteria)
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.criteria]
+
+    @property
+    def is_checklist(self) -> bool:
+        return all(c.is_yes_no for c in self.criteria)
+
+    @property
+    def has_negative_weights(self) -> bool:
+        return any(c.weight < 0 for c in self.criteria)
+
+    def score(self, levels: Mapping[str, Any]) -> Score:
+        """Validate per-criterion levels and combine them: see :func:`rubriclab.scoring.score`."""
+        from .scoring import score
+
+        return score(self, levels)
+
+
+def _levels_from(crit_name: str, levels: Any) -> list[Level]:
+    if levels is None:
+        return list(YES_NO_LEVELS)
+    if isinstance(levels, bool):
+        raise RubricError(f"criterion {crit_name!r}: levels must be a count, list or mapping")
+    if isinstance(levels, int):
+        if levels < 2:
+            raise RubricError(f"criterion {crit_name!r}: needs at least two levels, got {levels}")
+        return [Level(score=i, descriptor=f"level {i} of {levels}") for i in range(1, levels + 1)]
+    if isinstance(levels, Mapping):
+        out = []
+        for key, descriptor in levels.items():
+            try:
+                score = int(key)
+            except (TypeError, ValueError):
+                raise RubricError(
+                    f"criterion {crit_name!r}: level key {key!r} is not an integer score"
+                ) from None
+            out.append(Level(score=score, descriptor=str(descriptor)))
+        return out
+    if isinstance(levels, Sequence) and not isinstance(levels, str):
+        out = []
+        for item in levels:
+            if isinstance(item, Level):
+                out.append(item)
+            elif isinstance(item, Mapping):
+                out.append(Level.model_validate(item))
+            else:
+                raise RubricError(
+                    f"criterion {crit_name!r}: each level needs a score and a descriptor, got {item!r}"
+                )
+        return out
+    raise RubricError(f"criterion {crit_name!r}: levels must be a count, list or mapping")
+
+
+def _criterion_from_item(index: int, item: Any) -> Any:
+    """Accept the short forms people write in YAML: a bare question, or levels as a mapping."""
+    if isinstance(item, str):
+        return Criterion.yes_no(item, name=f"q{index}")
+    if isinstance(item, Mapping):
+        item = dict(item)
+        if "question" in item and "description" not in item:
+            item["description"] = item.pop("question")
+        if "levels" in item and not _is_level_list(item["levels"]):
+            item["levels"] = _levels_from(str(item.get("name", f"q{index}")), item["levels"])
+        if isinstance(item.get("critical"), bool):
+            item["critical"] = 1 if item["critical"] else None
+    return item
+
+
+def _is_level_list(levels: Any) -> bool:
+    return isinstance(levels, list) and all(isinstance(x, Mapping | Level) for x in levels)
+
+
+def _read_source(source: str | Path) -> str:
+    if isinstance(source, Path):
+        return source.read_text(encoding="utf-8")
+    if "\n" not in source and len(source) < 4096 and source.endswith((".yaml", ".yml", ".json")):
+        return Path(source).read_text(encoding="utf-8")
+    return source
+
+
+def slug(text: str) -> str:
+    """A stable identifier from free text (used for generated criterion names)."""
+    return _slug(text)

@@ -1,0 +1,292 @@
+"""Scores from levels, in code: validation, weights, critical gating, pass marks, summaries.
+
+The judge gives a level per criterion; everything after that is exact arithmetic here, so the
+rules are the same on every row and every run (seed 003, "Combining Scores in Code").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .rubric import Criterion, Rubric
+
+__all__ = [
+    "PAIRWISE_SCALE",
+    "Interval",
+    "Score",
+    "ScoreError",
+    "Summary",
+    "coerce_level",
+    "score",
+    "summarize",
+    "wilson_interval",
+]
+
+_EPS = 1e-9
+
+#: candidate much better ... baseline much better
+PAIRWISE_SCALE: tuple[float, ...] = (1.0, 0.5, 0.0, -0.5, -1.0)
+
+
+class ScoreError(ValueError):
+    """Levels that cannot be scored against the rubric; ``problems`` lists every one."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class Score(BaseModel):
+    """One case's result against one rubric."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float
+    """Weighted score in [0, 1]."""
+    levels: dict[str, int]
+    """The validated level per criterion."""
+    parts: dict[str, float]
+    """Each criterion's level normalised onto [0, 1]."""
+    critical_failures: list[str]
+    """Criteria below their critical minimum, as ``"accuracy below 2"``."""
+    passed: bool | None
+    """None when the rubric has neither a pass mark nor a critical criterion."""
+    verdict: str | None
+
+    @property
+    def percent(self) -> float:
+        """The score on 0-100, rounded to one decimal as people read it."""
+        return round(100 * self.value + 0.0, 1)
+
+    def __str__(self) -> str:
+        return f"{self.percent} {self.verdict}" if self.verdict else f"{self.percent}"
+
+
+_YES = {"yes", "y", "true", "pass", "met", "1"}
+_NO = {"no", "n", "false", "fail", "not met", "unmet", "0"}
+
+
+def coerce_level(criterion: Criterion, value: Any) -> int | str:
+    """Turn a judge's answer for one criterion into a level, or a problem text.
+
+    Accepts integers (and integral floats or digit strings), booleans and YES/NO words for
+    yes/no criteria, and ``{"score": n}`` / ``{"level": n}`` / ``{"verdict": "YES"}`` mappings.
+    """
+    if isinstance(value, Mapping):
+        for key in ("score", "level", "verdict", "answer"):
+            if key in value:
+                return coerce_level(criterion, value[key])
+        return f"{criterion.name}: no score in {dict(value)!r}"
+    if isinstance(value, bool):
+        if criterion.is_yes_no:
+            return int(value)
+        return f"{criterion.name}: {value!r} is not a level ({_range_text(criterion)})"
+    if isinstance(value, str):
+        word = value.strip().strip("[]*.").strip().lower()
+        if criterion.is_yes_no and word in _YES:
+            return 1
+        if criterion.is_yes_no and word in _NO:
+            return 0
+        try:
+            value = float(word)
+        except ValueError:
+            return f"{criterion.name}: {value!r} is not a level ({_range_text(criterion)})"
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or value != int(value):
+            return f"{criterion.name}: {value} is not a whole level ({_range_text(criterion)})"
+        level = int(value)
+        if level not in criterion.scores:
+            return f"{criterion.name}: {level} outside {_range_text(criterion)}"
+        return level
+    return f"{criterion.name}: {value!r} is not a level ({_range_text(criterion)})"
+
+
+def _range_text(criterion: Criterion) -> str:
+    scores = criterion.scores
+    if scores == list(range(scores[0], scores[-1] + 1)):
+        return f"{scores[0]}-{scores[-1]}"
+    return "one of " + ", ".join(str(s) for s in scores)
+
+
+def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
+    """Validate ``levels`` against ``rubric`` and combine them.
+
+    score = clip(sum(w_i * norm_i) / sum(w_i for w_i > 0), 0, 1), where norm_i = (s_i - min_i) /
+    (max_i - min_i). With positive weights that sum to one this is the lesson's weighted score; a
+    checklist gives the weighted share of YES; negative weights (undesirable behaviours, HealthBench
+    style) subtract when met. Critical criteria are checked before the total.
+    """
+    missing = [f"{name}: missing" for name in rubric.names if name not in levels]
+    known = set(rubric.names)
+    unknown = [f"{name}: not in the rubric" for name in levels if name not in known]
+    checked: dict[str, int] = {}
+    bad: list[str] = []
+    for name, value in levels.items():
+        if name not in known:
+            continue
+        level = coerce_level(rubric[name], value)
+        if isinstance(level, str):
+            bad.append(level)
+        else:
+            checked[name] = level
+    problems = missing + bad + unknown
+    if problems:
+        raise ScoreError(problems)
+
+    parts = {c.name: c.normalise(checked[c.name]) for c in rubric.criteria}
+    positive = math.fsum(c.weight for c in rubric.criteria if c.weight > 0)
+    total = math.fsum(c.weight * parts[c.name] for c in rubric.criteria) / positive
+    value = min(1.0, max(0.0, total))
+    if abs(value - round(value, 12)) < _EPS:
+        value = round(value, 12)  # 0.7500000000000001 -> 0.75: the lesson's numbers, exactly
+
+    failures = [
+        f"{c.name} below {c.critical}"
+        for c in rubric.criteria
+        if c.critical is not None and checked[c.name] < c.critical
+    ]
+    passed: bool | None
+    verdict: str | None
+    if failures:
+        passed, verdict = False, f"fail ({'; '.join(failures)})"
+    elif rubric.pass_mark is not None:
+        passed = value + _EPS >= rubric.pass_mark
+        verdict = "pass" if passed else "fail (score below pass mark)"
+    elif any(c.critical is not None for c in rubric.criteria):
+        passed, verdict = True, "pass"
+    else:
+        passed, verdict = None, None
+    return Score(
+        value=value,
+        levels=checked,
+        parts=parts,
+        critical_failures=failures,
+        passed=passed,
+        verdict=verdict,
+    )
+
+
+# -- summaries -------------------------------------------------------------------------------------
+
+
+class Interval(BaseModel):
+    """A rate with its Wilson 95% interval and the counts behind it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rate: float | None
+    low: float | None
+    high: float | None
+    k: int
+    n: int
+
+    def __str__(self) -> str:
+        if self.rate is None or self.low is None or self.high is None:
+            return f"n/a (0 of {self.n})"
+        return f"{self.rate:.1%} [{self.low:.1%}, {self.high:.1%}] ({self.k}/{self.n})"
+
+
+def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> Interval:
+    """Wilson score interval for k successes in n trials (good at small n and near 0 or 1)."""
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return Interval(rate=None, low=None, high=None, k=0, n=0)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return Interval(rate=p, low=max(0.0, centre - half), high=min(1.0, centre + half), k=k, n=n)
+
+
+class Summary(BaseModel):
+    """What a metric's column of results comes to."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n: int
+    """Rows attempted."""
+    scored: int
+    """Rows with a score (errors and unscored rows are excluded from means and rates)."""
+    errors: int
+    mean: float | None
+    std: float | None
+    pass_rate: Interval | None
+    win: Interval | None = None
+    tie: Interval | None = None
+    loss: Interval | None = None
+
+    def as_flat_dict(self, prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {
+            f"{prefix}n": self.n,
+            f"{prefix}scored": self.scored,
+            f"{prefix}errors": self.errors,
+            f"{prefix}mean": self.mean,
+            f"{prefix}std": self.std,
+        }
+        for key in ("pass_rate", "win", "tie", "loss"):
+            iv: Interval | None = getattr(self, key)
+            if iv is None:
+                continue
+            name = key if key == "pass_rate" else f"{key}_rate"
+            out[f"{prefix}{name}"] = iv.rate
+            out[f"{prefix}{name}_low"] = iv.low
+            out[f"{prefix}{name}_high"] = iv.high
+        return out
+
+
+def summarize(
+    values: Iterable[float | None],
+    passed: Iterable[bool | None] | None = None,
+    choices: Iterable[float | None] | None = None,
+) -> Summary:
+    """Mean, sample std, pass rate and (for pairwise) win/tie/loss rates with Wilson intervals.
+
+    ``None`` (or NaN) marks a row without a score: it counts in ``n`` and ``errors`` but in no mean
+    or rate. ``choices`` are pairwise choices on the 5-point scale; > 0 is a win for the candidate.
+    """
+    vals = [_clean(v) for v in values]
+    n = len(vals)
+    scored_vals = [v for v in vals if v is not None]
+    mean = math.fsum(scored_vals) / len(scored_vals) if scored_vals else None
+    std: float | None = None
+    if mean is not None and len(scored_vals) >= 2:
+        var = math.fsum((v - mean) ** 2 for v in scored_vals) / (len(scored_vals) - 1)
+        std = math.sqrt(var)
+    pass_iv: Interval | None = None
+    if passed is not None:
+        flags = [p for p, v in zip(passed, vals, strict=True) if v is not None and p is not None]
+        if flags:
+            pass_iv = wilson_interval(sum(bool(p) for p in flags), len(flags))
+    win = tie = loss = None
+    if choices is not None:
+        picked = [c for c in (_clean(c) for c in choices) if c is not None]
+        m = len(picked)
+        win = wilson_interval(sum(c > 0 for c in picked), m)
+        tie = wilson_interval(sum(c == 0 for c in picked), m)
+        loss = wilson_interval(sum(c < 0 for c in picked), m)
+    return Summary(
+        n=n,
+        scored=len(scored_vals),
+        errors=n - len(scored_vals),
+        mean=mean,
+        std=std,
+        pass_rate=pass_iv,
+        win=win,
+        tie=tie,
+        loss=loss,
+    )
+
+
+def _clean(value: float | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
