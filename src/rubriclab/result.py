@@ -1,0 +1,324 @@
+"""``EvalResult``: the judged table, its per-metric summary, and save/load.
+
+The table is the contract every view, the CLI and the Vertex layer read: the input columns,
+then ``{metric}/field`` columns (DESIGN.md). Summaries are derived from the table on demand, so
+editing or filtering the table and re-summarising never disagrees with what is shown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from .rubric import Rubric
+from .scoring import Summary, summarize
+
+__all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
+
+MetricKind = Literal["pointwise", "pairwise", "template"]
+
+#: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
+_NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
+_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric column group is: its name, kind, and fixed rubric if it has one."""
+
+    name: str
+    kind: MetricKind = "pointwise"
+    rubric: Rubric | None = None
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "rubric": self.rubric.to_dict() if self.rubric is not None else None,
+            "description": self.description,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MetricInfo:
+        rubric = data.get("rubric")
+        return cls(
+            name=str(data["name"]),
+            kind=data.get("kind", "pointwise"),
+            rubric=Rubric.from_dict(rubric) if rubric else None,
+            description=str(data.get("description", "")),
+        )
+
+
+@dataclass
+class RunStats:
+    """Calls, tokens and cost per metric, from the engine's replies."""
+
+    calls: dict[str, int] = field(default_factory=dict)
+    cached: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost: dict[str, float | None] = field(default_factory=dict)
+
+    def add(self, metric: str, *, calls: int, cached: int, tokens: int, cost: float | None) -> None:
+        self.calls[metric] = self.calls.get(metric, 0) + calls
+        self.cached[metric] = self.cached.get(metric, 0) + cached
+        self.tokens[metric] = self.tokens.get(metric, 0) + tokens
+        prev = self.cost.get(metric, 0.0)
+        self.cost[metric] = None if prev is None or cost is None else prev + cost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "cached": self.cached, "tokens": self.tokens, "cost": self.cost}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunStats:
+        return cls(
+            calls=dict(data.get("calls", {})),
+            cached=dict(data.get("cached", {})),
+            tokens=dict(data.get("tokens", {})),
+            cost=dict(data.get("cost", {})),
+        )
+
+
+class EvalResult:
+    """A judged, scored evaluation: ``.table`` (one row per case) and ``.summary`` (per metric)."""
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        metrics: Sequence[MetricInfo],
+        *,
+        judge: str = "",
+        is_mock: bool = False,
+        stats: RunStats | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.table = table
+        self.metrics = list(metrics)
+        self.judge = judge
+        self.is_mock = is_mock
+        self.stats = stats or RunStats()
+        self.meta = dict(meta or {})
+        names = [m.name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"metric names must be unique, got {names}")
+
+    # -- reading -----------------------------------------------------------------------------------
+    @property
+    def row_count(self) -> int:
+        return len(self.table)
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def metric(self, name: str) -> MetricInfo:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(f"no metric {name!r} in this result (has: {', '.join(self.metric_names)})")
+
+    def metric_summary(self, name: str) -> Summary:
+        info = self.metric(name)
+        t = self.table
+        scores = t[f"{name}/score"].tolist()
+        passed = t[f"{name}/passed"].tolist() if f"{name}/passed" in t else None
+        choices = scores if info.kind == "pairwise" else None
+        return summarize(scores, passed=None if info.kind == "pairwise" else passed, choices=choices)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Per metric: n, scored, errors, mean, std, pass rate and win/tie/loss rates with Wilson
+        95% intervals, calls (made / from cache), tokens and cost."""
+        rows = []
+        for info in self.metrics:
+            flat = self.metric_summary(info.name).as_flat_dict()
+            flat["kind"] = info.kind
+            flat["calls"] = self.stats.calls.get(info.name, 0)
+            flat["cached_calls"] = self.stats.cached.get(info.name, 0)
+            flat["tokens"] = self.stats.tokens.get(info.name, 0)
+            flat["cost"] = self.stats.cost.get(info.name)
+            rows.append(pd.Series(flat, name=info.name))
+        frame = pd.DataFrame(rows)
+        frame.index.name = "metric"
+        return frame
+
+    @property
+    def summary_metrics(self) -> dict[str, Any]:
+        """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
+        out: dict[str, Any] = {"row_count": self.row_count}
+        for info in self.metrics:
+            for key, value in self.metric_summary(info.name).as_flat_dict(f"{info.name}/").items():
+                out[key] = value
+        return out
+
+    def case(self, index: int) -> dict[str, Any]:
+        """Row ``index`` (by position) as a plain dict, for explanations."""
+        return {k: _plain(v) for k, v in self.table.iloc[index].to_dict().items()}
+
+    def __len__(self) -> int:
+        return self.row_count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for i in range(self.row_count):
+            yield self.case(i)
+
+    def __repr__(self) -> str:
+        mock = " (MOCK judge)" if self.is_mock else ""
+        parts = []
+        for info in self.metrics:
+            s = self.metric_summary(info.name)
+            mean = "n/a" if s.mean is None else f"{s.mean:.3f}"
+            parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
+        return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from . import display
+
+        return display.result_mimebundle(self)
+
+    # -- saving --------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the result: ``.jsonl`` (always available) or ``.parquet`` (needs pyarrow).
+
+        Nested fields (criteria lists, raw outputs, rubrics) are stored as JSON text so both formats
+        round-trip exactly; run metadata goes in a first ``{"__rubriclab__": ...}`` line (JSONL) or
+        the Parquet schema metadata.
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flat = self._flat_table()
+        header = self._header()
+        if path.suffix == ".parquet":
+            try:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise ImportError(
+                    "saving Parquet needs pyarrow: pip install 'rubriclab[arrow]', or save as .jsonl"
+                ) from None
+            table = pa.Table.from_pandas(flat, preserve_index=False)
+            meta = dict(table.schema.metadata or {})
+            meta[b"rubriclab"] = json.dumps(header).encode()
+            pq.write_table(table.replace_schema_metadata(meta), path)
+        else:
+            with path.open("w", encoding="utf-8") as fh:
+                fh.write(json.dumps({"__rubriclab__": header}) + "\n")
+                for record in flat.to_dict(orient="records"):
+                    fh.write(json.dumps({k: _plain(v) for k, v in record.items()}) + "\n")
+        return path
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "version": _FORMAT_VERSION,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "judge": self.judge,
+            "is_mock": self.is_mock,
+            "stats": self.stats.to_dict(),
+            "meta": _plain(self.meta),
+            "columns": list(self.table.columns),
+        }
+
+    def _flat_table(self) -> pd.DataFrame:
+        flat = self.table.copy()
+        for col in flat.columns:
+            if _is_nested(str(col)) or flat[col].map(_is_container).any():
+                flat[col] = flat[col].map(_to_json_text)
+        return flat
+
+
+def load_result(path: str | Path) -> EvalResult:
+    """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no result file at {path}")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        raw_meta = (table.schema.metadata or {}).get(b"rubriclab")
+        if raw_meta is None:
+            raise ValueError(f"{path} is a Parquet file but not a rubriclab result")
+        header = json.loads(raw_meta)
+        frame = table.to_pandas()
+    else:
+        with path.open(encoding="utf-8") as fh:
+            first = fh.readline()
+            try:
+                header = json.loads(first)["__rubriclab__"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ValueError(
+                    f"{path} is not a rubriclab result (its first line has no __rubriclab__ header)"
+                ) from None
+            records = [json.loads(line) for line in fh if line.strip()]
+        frame = pd.DataFrame.from_records(records, columns=header.get("columns"))
+    json_cols = [c for c in frame.columns if _is_nested(str(c))]
+    for col in frame.columns:
+        if col in json_cols or frame[col].map(_looks_like_json_container).any():
+            frame[col] = frame[col].map(_from_json_text)
+    for col in frame.columns:
+        if str(col).endswith("/rubric") or col == "rubric":
+            frame[col] = frame[col].map(lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v)
+    return EvalResult(
+        frame,
+        [MetricInfo.from_dict(m) for m in header.get("metrics", [])],
+        judge=header.get("judge", ""),
+        is_mock=bool(header.get("is_mock", False)),
+        stats=RunStats.from_dict(header.get("stats", {})),
+        meta=header.get("meta", {}),
+    )
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+_JSON_TAG = "\x00json:"
+
+
+def _is_nested(column: str) -> bool:
+    return column == "rubric" or column.rsplit("/", 1)[-1] in _NESTED_FIELDS
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, list | dict | tuple | Rubric)
+
+
+def _to_json_text(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return _JSON_TAG + json.dumps(_plain(value))
+
+
+def _looks_like_json_container(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(_JSON_TAG)
+
+
+def _from_json_text(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_JSON_TAG):
+        return json.loads(value[len(_JSON_TAG) :])
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe Python values (numpy scalars, NaN -> None, pydantic models -> dicts)."""
+    if isinstance(value, Rubric):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str | bytes):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return value
