@@ -7,6 +7,7 @@ editing or filtering the table and re-summarising never disagrees with what is s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -73,7 +74,12 @@ class RunStats:
         self.cost[metric] = None if prev is None or cost is None else prev + cost
 
     def to_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "cached": self.cached, "tokens": self.tokens, "cost": self.cost}
+        return {
+            "calls": self.calls,
+            "cached": self.cached,
+            "tokens": self.tokens,
+            "cost": self.cost,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunStats:
@@ -129,7 +135,9 @@ class EvalResult:
         scores = t[f"{name}/score"].tolist()
         passed = t[f"{name}/passed"].tolist() if f"{name}/passed" in t else None
         choices = scores if info.kind == "pairwise" else None
-        return summarize(scores, passed=None if info.kind == "pairwise" else passed, choices=choices)
+        return summarize(
+            scores, passed=None if info.kind == "pairwise" else passed, choices=choices
+        )
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -311,10 +319,8 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if hasattr(value, "item") and callable(value.item) and not isinstance(value, str | bytes):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             value = value.item()
-        except (TypeError, ValueError):
-            pass
     if isinstance(value, float) and math.isnan(value):
         return None
     if value is pd.NaT:

@@ -50,7 +50,10 @@ class Level(BaseModel):
         return value
 
 
-YES_NO_LEVELS: tuple[Level, Level] = (Level(score=0, descriptor="NO"), Level(score=1, descriptor="YES"))
+YES_NO_LEVELS: tuple[Level, Level] = (
+    Level(score=0, descriptor="NO"),
+    Level(score=1, descriptor="YES"),
+)
 
 
 class Criterion(BaseModel):
@@ -202,7 +205,9 @@ class Rubric(BaseModel):
         seen: set[str] = set()
         for criterion in self.criteria:
             if criterion.name in seen:
-                raise ValueError(f"criterion {criterion.name!r} appears twice: names must be unique")
+                raise ValueError(
+                    f"criterion {criterion.name!r} appears twice: names must be unique"
+                )
             seen.add(criterion.name)
         if not any(c.weight > 0 for c in self.criteria):
             raise ValueError("at least one criterion needs a positive weight")
@@ -229,7 +234,9 @@ class Rubric(BaseModel):
                 question = spec.pop("question", None) or spec.pop("description", "")
                 criteria.append(Criterion.yes_no(str(question), **spec))
             else:
-                raise TypeError(f"checklist items are strings or criteria, got {type(item).__name__}")
+                raise TypeError(
+                    f"checklist items are strings or criteria, got {type(item).__name__}"
+                )
         return cls(criteria=criteria, pass_mark=pass_mark, name=name)
 
     @classmethod
@@ -273,7 +280,9 @@ class Rubric(BaseModel):
             rubric_name = data.pop("name", None)
             rest = {k: v for k, v in data.items() if k != "criteria"}
             if set(rest) - {"description"}:
-                raise RubricError(f"unknown rubric keys: {', '.join(sorted(set(rest) - {'description'}))}")
+                raise RubricError(
+                    f"unknown rubric keys: {', '.join(sorted(set(rest) - {'description'}))}"
+                )
             rubric = cls.analytic(crits, pass_mark=pass_mark, critical=critical, name=rubric_name)
             return rubric.model_copy(update={"description": rest.get("description")})
         if isinstance(crits, list):
@@ -310,7 +319,9 @@ class Rubric(BaseModel):
         if isinstance(data, list):
             data = {"criteria": data}
         if not isinstance(data, Mapping):
-            raise RubricError("rubric YAML must be a mapping with 'criteria' (or a list of criteria)")
+            raise RubricError(
+                "rubric YAML must be a mapping with 'criteria' (or a list of criteria)"
+            )
         return cls.from_dict(data)
 
     def save(self, path: str | Path) -> None:

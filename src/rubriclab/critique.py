@@ -1,0 +1,586 @@
+"""Critique: render -> call -> parse -> validate -> score, for pointwise and pairwise metrics.
+
+Every failure lands on its row as an :class:`Outcome` with the error and the raw judge text; a
+parse failure is asked once more (``metric.reask``) before the row is given up as unscored.
+Pairwise runs both orders and keeps a winner only when the two orders agree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import schemas
+from .parse import ParseError, extract_json
+from .rubric import Criterion, Rubric
+from .scoring import ScoreError, coerce_level, score
+from .templates import TemplateError, load_builtin
+
+if TYPE_CHECKING:
+    from .data import Case
+    from .judges import Judge, Reply
+    from .metrics import RubricMetric
+
+__all__ = ["CHOICE_LABELS", "Outcome", "critique_pairwise", "critique_pointwise"]
+
+#: pairwise score (candidate's side) -> label shown in tables
+CHOICE_LABELS: dict[float, str] = {
+    1.0: "candidate much better",
+    0.5: "candidate better",
+    0.0: "tie",
+    -0.5: "baseline better",
+    -1.0: "baseline much better",
+}
+_CHOICE_VALUE = dict(zip(schemas.PAIRWISE_CHOICES, (1.0, 0.5, 0.0, -0.5, -1.0), strict=True))
+
+REASK_MESSAGE = (
+    "Your answer could not be used: {reason}. Answer again with JSON only, in exactly the shape "
+    "asked for, with an entry for every id."
+)
+
+
+@dataclass
+class Outcome:
+    """One case under one metric: the scored result, or the error with the raw text kept."""
+
+    score: float | None = None
+    passed: bool | None = None
+    verdict: str | None = None
+    criteria: list[dict[str, Any]] = field(default_factory=list)
+    rationale: str = ""
+    raw_output: str | list[str] | None = None
+    error: str | None = None
+    tokens: int = 0
+    latency: float = 0.0
+    attempts: int = 0
+    calls: int = 0
+    cached: int = 0
+    cost: float | None = 0.0
+    pairwise_choice: str | None = None
+    candidate_criteria: list[dict[str, Any]] | None = None
+    baseline_criteria: list[dict[str, Any]] | None = None
+    swap_consistent: bool | None = None
+    candidate_score: float | None = None
+    baseline_score: float | None = None
+
+    def account(self, replies: Sequence[Reply]) -> None:
+        for r in replies:
+            self.tokens += r.usage.total_tokens if r.usage else 0
+            self.latency += r.latency or 0.0
+            self.attempts += r.attempts
+            self.calls += 0 if r.cached else 1
+            self.cached += 1 if r.cached else 0
+            if self.cost is not None:
+                self.cost = None if r.cost is None else self.cost + r.cost
+
+
+class _Invalid(Exception):
+    """A judge answer that parsed but does not fit the rubric (missing id, bad level...)."""
+
+
+# -- building requests -------------------------------------------------------------------------------
+
+
+def _content(text: str, case: Case) -> str | list[dict[str, Any]]:
+    if not case.media:
+        return text
+    from .judges import image_part
+
+    return [{"type": "text", "text": text}, *(image_part(m.source) for m in case.media)]
+
+
+def _messages(text: str, case: Case) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": _content(text, case)}]
+
+
+def _template_for(metric: RubricMetric, rubric: Rubric, pairwise: bool) -> str:
+    if metric.template:
+        return metric.template
+    if pairwise:
+        return "critique_pairwise"
+    return "critique_checklist" if rubric.is_checklist else "critique_analytic"
+
+
+def _variables(case: Case, rubric: Rubric) -> dict[str, Any]:
+    variables = case.variables()
+    variables["criteria"] = rubric.criteria
+    variables["rubric"] = rubric
+    variables.setdefault("media_description", case.extra.get("image_description"))
+    return variables
+
+
+# -- parsing answers -----------------------------------------------------------------------------------
+
+
+def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
+    """The per-id entries of a judge answer, checked against the rubric's ids."""
+    if not isinstance(data, Mapping):
+        raise _Invalid("the answer is not a JSON object")
+    block = data.get(key)
+    if block is None and all(name in data for name in rubric.names):
+        block = data  # a judge that dropped the wrapper key
+    if isinstance(block, list):  # [{"id": "q1", ...}] is a common variant
+        by_id: dict[str, Any] = {}
+        for item in block:
+            if isinstance(item, Mapping) and ("id" in item or "name" in item):
+                by_id[str(item.get("id", item.get("name")))] = item
+        block = by_id
+    if not isinstance(block, Mapping):
+        raise _Invalid(f"no '{key}' object with an entry per id")
+    missing = [n for n in rubric.names if n not in block]
+    if missing:
+        raise _Invalid(f"missing criteria: {', '.join(missing)}")
+    return {n: block[n] for n in rubric.names}
+
+
+def _text_of(entry: Any, *keys: str) -> str:
+    if isinstance(entry, Mapping):
+        for key in keys:
+            value = entry.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+    return ""
+
+
+def _level_of(criterion: Criterion, entry: Any, *keys: str) -> int:
+    value = entry
+    if isinstance(entry, Mapping):
+        value = next((entry[k] for k in keys if k in entry), None)
+        if value is None:
+            raise _Invalid(f"{criterion.name}: no {' or '.join(keys)} given")
+    level = coerce_level(criterion, value)
+    if isinstance(level, str):
+        raise _Invalid(level)
+    return level
+
+
+def _label(criterion: Criterion, level: int) -> str:
+    if criterion.is_yes_no:
+        return "YES" if level == 1 else "NO"
+    return criterion.descriptor(level)
+
+
+def _criterion_row(
+    criterion: Criterion, level: int, evidence: str, reasoning: str
+) -> dict[str, Any]:
+    return {
+        "name": criterion.name,
+        "question": criterion.question,
+        "level": level,
+        "label": _label(criterion, level),
+        "evidence": evidence,
+        "reasoning": reasoning,
+        "weight": criterion.weight,
+        "critical": criterion.critical,
+        "passed_critical": None if criterion.critical is None else level >= criterion.critical,
+    }
+
+
+@dataclass
+class _Pointwise:
+    levels: dict[str, int]
+    rows: list[dict[str, Any]]
+    rationale: str
+
+
+def _read_pointwise(text: str, rubric: Rubric) -> _Pointwise:
+    data = extract_json(text, expect=dict)
+    key = "verdicts" if isinstance(data, Mapping) and "verdicts" in data else "criteria"
+    entries = _entries(data, key, rubric)
+    levels: dict[str, int] = {}
+    rows = []
+    problems = []
+    for c in rubric.criteria:
+        entry = entries[c.name]
+        try:
+            level = _level_of(c, entry, "verdict", "level", "score", "answer")
+        except _Invalid as exc:
+            problems.append(str(exc))
+            continue
+        levels[c.name] = level
+        evidence = _text_of(entry, "evidence", "quote")
+        reasoning = _text_of(entry, "reasoning", "rationale", "explanation")
+        rows.append(_criterion_row(c, level, evidence, reasoning))
+    if problems:
+        raise _Invalid("; ".join(problems))
+    rationale = _text_of(data, "rationale", "explanation", "summary")
+    return _Pointwise(levels, rows, rationale)
+
+
+@dataclass
+class _PairwiseRead:
+    winners: dict[str, str]  # criterion -> "A" | "B" | "tie"
+    a: dict[str, int]
+    b: dict[str, int]
+    evidence: dict[str, str]
+    choice: float  # A's side, 5-point
+    reasoning: str
+
+
+def _read_pairwise(text: str, rubric: Rubric) -> _PairwiseRead:
+    data = extract_json(text, expect=dict)
+    entries = _entries(data, "criteria", rubric)
+    winners: dict[str, str] = {}
+    a: dict[str, int] = {}
+    b: dict[str, int] = {}
+    evidence: dict[str, str] = {}
+    problems = []
+    for c in rubric.criteria:
+        entry = entries[c.name]
+        win = (
+            str(entry.get("winner", "")).strip().strip("[]").strip()
+            if isinstance(entry, Mapping)
+            else ""
+        )
+        norm = {"a": "A", "b": "B", "tie": "tie", "equal": "tie", "none": "tie"}.get(win.lower())
+        if norm is None:
+            problems.append(f"{c.name}: winner {win!r} is not A, B or tie")
+            continue
+        winners[c.name] = norm
+        evidence[c.name] = _text_of(entry, "evidence", "reasoning")
+        for side, store in (("a", a), ("b", b)):
+            if isinstance(entry, Mapping) and side in entry:
+                level = coerce_level(c, entry[side])
+                if isinstance(level, str):
+                    problems.append(f"response {side.upper()}: {level}")
+                else:
+                    store[c.name] = level
+    overall = data.get("overall") if isinstance(data, Mapping) else None
+    raw_choice = overall.get("choice") if isinstance(overall, Mapping) else None
+    choice = _choice_value(raw_choice)
+    if choice is None:
+        problems.append(
+            f"overall choice {raw_choice!r} is not one of {list(schemas.PAIRWISE_CHOICES)}"
+        )
+    if problems:
+        raise _Invalid("; ".join(problems))
+    assert choice is not None
+    return _PairwiseRead(winners, a, b, evidence, choice, _text_of(overall, "reasoning"))
+
+
+def _choice_value(raw: Any) -> float | None:
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and float(raw) in CHOICE_LABELS:
+        return float(raw)
+    if not isinstance(raw, str):
+        return None
+    text = " ".join(raw.strip().lower().replace("_", " ").split())
+    for label, value in _CHOICE_VALUE.items():
+        if text == label.lower():
+            return value
+    aliases = {"a>>b": 1.0, "a>b": 0.5, "a=b": 0.0, "b>a": -0.5, "b>>a": -1.0}
+    return aliases.get(text.replace(" ", ""))
+
+
+# -- the call loop with re-asking --------------------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    """One judge request and how to read its answer; re-asked on a parse failure."""
+
+    messages: list[dict[str, Any]]
+    response_format: dict[str, Any]
+    sample: int
+    read: Callable[[str], Any]
+    replies: list[Reply] = field(default_factory=list)
+    parsed: Any = None
+    error: str | None = None
+
+    @property
+    def raw(self) -> str | None:
+        texts = [r.text for r in self.replies if r.text is not None]
+        return texts[-1] if texts else (self._error_body())
+
+    def _error_body(self) -> str | None:
+        for r in reversed(self.replies):
+            if r.error is not None and getattr(r.error, "raw", None):
+                return str(r.error.raw)
+        return None
+
+
+async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -> None:
+    from .judges import Request
+
+    pending = list(jobs)
+    history: dict[int, list[dict[str, Any]]] = {id(j): list(j.messages) for j in jobs}
+    for round_no in range(reask + 1):
+        if not pending:
+            return
+        requests = [
+            Request(history[id(j)], response_format=j.response_format, sample=j.sample)
+            for j in pending
+        ]
+        label = desc if round_no == 0 else f"{desc} (re-asking {len(pending)})"
+        replies = await judge.amap(requests, desc=label)
+        retry: list[_Job] = []
+        for job, reply in zip(pending, replies, strict=True):
+            job.replies.append(reply)
+            if reply.error is not None:
+                job.error = f"judge call failed: {reply.error}"
+                continue  # the engine already retried transport errors; do not re-ask
+            text = reply.text or ""
+            try:
+                job.parsed = job.read(text)
+                job.error = None
+            except (ParseError, _Invalid, ScoreError) as exc:
+                reason = exc.args[0] if exc.args else type(exc).__name__
+                job.error = f"unreadable judge answer: {reason}"
+                history[id(job)] = [
+                    *history[id(job)],
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
+                ]
+                retry.append(job)
+        pending = retry
+
+
+# -- pointwise ---------------------------------------------------------------------------------------
+
+
+async def critique_pointwise(
+    cases: Sequence[Case],
+    rubrics: Sequence[Rubric | None],
+    metric: RubricMetric,
+    judge: Judge,
+    *,
+    missing: Sequence[str | None] | None = None,
+) -> list[Outcome]:
+    """One call per case (``samples`` calls with ``samples=k``), all criteria in each call."""
+    outcomes: list[Outcome | None] = [None] * len(cases)
+    jobs: list[list[_Job]] = [[] for _ in cases]
+    formats: dict[int, dict[str, Any]] = {}
+    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
+        why = _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=False)
+        if why:
+            outcomes[i] = Outcome(error=why)
+            continue
+        assert rubric is not None
+        template = _template_for(metric, rubric, pairwise=False)
+        try:
+            text = load_builtin(template).render(
+                _variables(case, rubric), max_prompt_chars=metric.max_prompt_chars
+            )
+        except TemplateError as exc:
+            outcomes[i] = Outcome(error=str(exc))
+            continue
+        key = id(rubric)
+        if key not in formats:
+            schema = (
+                schemas.checklist_schema(rubric)
+                if template == "critique_checklist"
+                else schemas.analytic_schema(rubric)
+            )
+            formats[key] = schemas.response_format(f"{metric.name}_critique", schema)
+        messages = _messages(text, case)
+
+        def read(raw: str, rubric: Rubric = rubric) -> _Pointwise:
+            result = _read_pointwise(raw, rubric)
+            score(rubric, result.levels)  # validate now so a bad answer is re-asked
+            return result
+
+        jobs[i] = [_Job(messages, formats[key], s, read) for s in range(metric.samples)]
+    flat = [j for js in jobs for j in js]
+    await _run_jobs(flat, judge, metric.reask, desc=f"{metric.name}: critique")
+    for i, js in enumerate(jobs):
+        if outcomes[i] is None:
+            outcomes[i] = _pointwise_outcome(js, rubrics[i])
+    return [o for o in outcomes if o is not None]
+
+
+def _pointwise_outcome(jobs: Sequence[_Job], rubric: Rubric | None) -> Outcome:
+    assert rubric is not None
+    out = Outcome()
+    out.account([r for j in jobs for r in j.replies])
+    raws = [j.raw or "" for j in jobs]
+    out.raw_output = raws[0] if len(raws) == 1 else raws
+    good = [j.parsed for j in jobs if j.error is None and j.parsed is not None]
+    if not good:
+        out.error = next(j.error for j in jobs if j.error)
+        return out
+    if len(good) == 1:
+        chosen = good[0]
+        levels, rows, rationale = chosen.levels, chosen.rows, chosen.rationale
+    else:
+        levels, rows, rationale = _majority(good, rubric)
+    result = score(rubric, levels)
+    out.score, out.passed, out.verdict = result.value, result.passed, result.verdict
+    out.criteria, out.rationale = rows, rationale
+    return out
+
+
+def _majority(
+    reads: Sequence[_Pointwise], rubric: Rubric
+) -> tuple[dict[str, int], list[dict[str, Any]], str]:
+    """Majority level per criterion across samples; a tie takes the lower level (conservative)."""
+    levels: dict[str, int] = {}
+    rows = []
+    for idx, c in enumerate(rubric.criteria):
+        counts = Counter(r.levels[c.name] for r in reads)
+        top = max(counts.values())
+        level = min(lv for lv, n in counts.items() if n == top)
+        levels[c.name] = level
+        source = next(r for r in reads if r.levels[c.name] == level)
+        row = dict(source.rows[idx])
+        row["votes"] = {str(k): v for k, v in sorted(counts.items())}
+        rows.append(row)
+    rationale = next((r.rationale for r in reads if r.rationale), "")
+    return levels, rows, rationale
+
+
+def _unjudgeable(
+    case: Case, rubric: Rubric | None, missing: str | None, *, need_baseline: bool
+) -> str | None:
+    if rubric is None:
+        return missing or "no rubric for this case (give one, a rubric column, or a generator)"
+    if not case.response:
+        note = case.extra.get("response_error")
+        return f"no response to judge{f': {note}' if note else ''}"
+    if need_baseline and not case.baseline_model_response:
+        return "no baseline response to compare against"
+    return None
+
+
+# -- pairwise ----------------------------------------------------------------------------------------
+
+
+async def critique_pairwise(
+    cases: Sequence[Case],
+    rubrics: Sequence[Rubric | None],
+    metric: RubricMetric,
+    judge: Judge,
+    *,
+    baselines: Sequence[str | None] | None = None,
+    missing: Sequence[str | None] | None = None,
+) -> list[Outcome]:
+    """Two calls per case: (candidate, baseline) as (A, B), then swapped."""
+    outcomes: list[Outcome | None] = [None] * len(cases)
+    jobs: list[list[_Job]] = [[] for _ in cases]
+    formats: dict[int, dict[str, Any]] = {}
+    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
+        baseline = baselines[i] if baselines is not None else case.baseline_model_response
+        if baseline is not None and baseline != case.baseline_model_response:
+            case = _with_baseline(case, baseline)
+        why = _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=True)
+        if why:
+            outcomes[i] = Outcome(error=why)
+            continue
+        assert rubric is not None
+        template = _template_for(metric, rubric, pairwise=True)
+        key = id(rubric)
+        if key not in formats:
+            formats[key] = schemas.response_format(
+                f"{metric.name}_pairwise", schemas.pairwise_schema(rubric)
+            )
+        order_jobs = []
+        try:
+            for a, b in (
+                (case.response, case.baseline_model_response),
+                (case.baseline_model_response, case.response),
+            ):
+                variables = _variables(case, rubric)
+                variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
+                text = load_builtin(template).render(
+                    variables, max_prompt_chars=metric.max_prompt_chars
+                )
+
+                def read(raw: str, rubric: Rubric = rubric) -> _PairwiseRead:
+                    return _read_pairwise(raw, rubric)
+
+                order_jobs.append(_Job(_messages(text, case), formats[key], 0, read))
+        except TemplateError as exc:
+            outcomes[i] = Outcome(error=str(exc))
+            continue
+        jobs[i] = order_jobs
+    flat = [j for js in jobs for j in js]
+    await _run_jobs(flat, judge, metric.reask, desc=f"{metric.name}: pairwise critique")
+    for i, js in enumerate(jobs):
+        if outcomes[i] is None:
+            outcomes[i] = _pairwise_outcome(js, rubrics[i])
+    return [o for o in outcomes if o is not None]
+
+
+def _with_baseline(case: Case, baseline: str) -> Case:
+    from dataclasses import replace
+
+    return replace(case, baseline_model_response=baseline)
+
+
+_FLIP = {"A": "B", "B": "A", "tie": "tie"}
+_SIDE = {"A": "candidate", "B": "baseline", "tie": "tie"}
+
+
+def _pairwise_outcome(jobs: Sequence[_Job], rubric: Rubric | None) -> Outcome:
+    assert rubric is not None
+    out = Outcome()
+    out.account([r for j in jobs for r in j.replies])
+    out.raw_output = [j.raw or "" for j in jobs]
+    errors = [
+        f"order {n} ({'candidate first' if n == 1 else 'baseline first'}): {j.error}"
+        for n, j in enumerate(jobs, 1)
+        if j.error
+    ]
+    if errors:
+        out.error = "; ".join(errors)
+        return out
+    first: _PairwiseRead = jobs[0].parsed
+    second: _PairwiseRead = jobs[1].parsed  # A = baseline here
+    consistent_all = True
+    rows: list[dict[str, Any]] = []
+    cand_rows: list[dict[str, Any]] = []
+    base_rows: list[dict[str, Any]] = []
+    cand_levels: dict[str, int] = {}
+    base_levels: dict[str, int] = {}
+    for c in rubric.criteria:
+        w1 = first.winners[c.name]
+        w2 = _FLIP[second.winners[c.name]]  # back to candidate=A terms
+        agree = w1 == w2
+        consistent_all &= agree
+        winner = _SIDE[w1] if agree else "tie"
+        rows.append(
+            {
+                "name": c.name,
+                "question": c.question,
+                "winner": winner,
+                "winner_candidate_first": _SIDE[w1],
+                "winner_baseline_first": _SIDE[w2],
+                "swap_consistent": agree,
+                "evidence": first.evidence.get(c.name, ""),
+                "evidence_swapped": second.evidence.get(c.name, ""),
+                "weight": c.weight,
+                "critical": c.critical,
+            }
+        )
+        for store, rows_out, o1, o2 in (
+            (cand_levels, cand_rows, first.a, second.b),
+            (base_levels, base_rows, first.b, second.a),
+        ):
+            if c.name in o1 or c.name in o2:
+                seen = [lv for lv in (o1.get(c.name), o2.get(c.name)) if lv is not None]
+                level = min(seen)  # the two orders disagreeing: keep the conservative reading
+                store[c.name] = level
+                row = _criterion_row(c, level, first.evidence.get(c.name, ""), "")
+                row["consistent"] = len(set(seen)) == 1
+                rows_out.append(row)
+    c1, c2 = first.choice, -second.choice
+    if c1 == c2 or (c1 > 0 and c2 > 0) or (c1 < 0 and c2 < 0):
+        choice = c1 if abs(c1) <= abs(c2) else c2  # agree on direction: the milder strength
+        choice_consistent = True
+    else:
+        choice, choice_consistent = 0.0, False
+    out.swap_consistent = choice_consistent and consistent_all
+    out.score = choice
+    out.pairwise_choice = CHOICE_LABELS[choice]
+    out.verdict = "candidate wins" if choice > 0 else "baseline wins" if choice < 0 else "tie"
+    out.criteria = rows
+    out.rationale = first.reasoning + (
+        f"\n\n(swapped order) {second.reasoning}" if second.reasoning else ""
+    )
+    if cand_rows and len(cand_levels) == len(rubric):
+        out.candidate_criteria = cand_rows
+        out.candidate_score = score(rubric, cand_levels).value
+    if base_rows and len(base_levels) == len(rubric):
+        out.baseline_criteria = base_rows
+        out.baseline_score = score(rubric, base_levels).value
+    return out

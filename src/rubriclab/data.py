@@ -1,0 +1,324 @@
+"""Turn a DataFrame or records into validated ``Case``s, with errors that name row and column.
+
+Everything downstream (rendering, judging, scoring, views) reads cases, never raw frames, so the
+checks here (missing columns, empty responses, unreadable images) happen once, before any call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import mimetypes
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .rubric import Rubric
+
+__all__ = ["Case", "DataError", "Media", "cases_to_frame", "to_cases", "to_frame"]
+
+#: the canonical fields a case has; a column mapping renames user columns onto these
+FIELDS = ("prompt", "response", "baseline_model_response", "reference", "context")
+#: columns read as media when present (case-insensitive)
+MEDIA_COLUMNS = ("image", "images", "image_url", "image_path", "media")
+
+_DATA_URI = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(;base64)?,", re.I)
+
+
+class DataError(ValueError):
+    """Input data that cannot be evaluated; the message names the row, the column and the fix."""
+
+
+@dataclass(frozen=True)
+class Media:
+    """One attached image (or other file): a URL, a data URI, or a local path."""
+
+    source: str
+    mime_type: str | None = None
+    column: str = "image"
+
+    @property
+    def kind(self) -> str:
+        if _DATA_URI.match(self.source):
+            return "data"
+        if re.match(r"^[a-z][a-z0-9+.-]*://", self.source, re.I):
+            return "url"
+        return "file"
+
+
+@dataclass
+class Case:
+    """One row to evaluate. ``id`` is the row's label as text; ``index`` the original label."""
+
+    id: str
+    index: Any
+    prompt: str
+    response: str | None = None
+    baseline_model_response: str | None = None
+    reference: str | None = None
+    context: str | None = None
+    media: list[Media] = field(default_factory=list)
+    rubric: Rubric | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def variables(self) -> dict[str, Any]:
+        """What templates see: the canonical fields plus every other input column."""
+        out: dict[str, Any] = dict(self.extra)
+        out.update(
+            prompt=self.prompt,
+            response=self.response,
+            baseline_model_response=self.baseline_model_response,
+            reference=self.reference,
+            context=self.context,
+            has_media=bool(self.media),
+            case_id=self.id,
+        )
+        return out
+
+
+def to_frame(data: Any) -> pd.DataFrame:
+    """A DataFrame from a DataFrame, a list of dicts, a dict of columns, or a file path."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, str | Path):
+        return read_table(Path(data))
+    if isinstance(data, Mapping):
+        return pd.DataFrame(dict(data))
+    if isinstance(data, Iterable):
+        records = list(data)
+        if records and not all(isinstance(r, Mapping) for r in records):
+            bad = next(i for i, r in enumerate(records) if not isinstance(r, Mapping))
+            raise DataError(f"record {bad} is a {type(records[bad]).__name__}, not a dict")
+        return pd.DataFrame.from_records(records)
+    raise DataError(f"cannot read evaluation data from a {type(data).__name__}")
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """Read CSV, JSONL/JSON or Parquet by extension, with a clear error for anything else."""
+    if not path.exists():
+        raise DataError(f"data file {path} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    if suffix in (".jsonl", ".ndjson"):
+        return pd.read_json(path, lines=True, dtype=False)
+    if suffix == ".json":
+        return pd.read_json(path, dtype=False)
+    if suffix == ".parquet":
+        return pd.read_parquet(path)
+    raise DataError(f"{path}: unknown data format {suffix!r} (use .csv, .jsonl, .json or .parquet)")
+
+
+def to_cases(
+    data: Any,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    need_response: bool = True,
+    need_baseline: bool = False,
+    check_files: bool = True,
+) -> list[Case]:
+    """Validate rows into cases.
+
+    ``mapping`` maps our field names to the user's columns, e.g. ``{"response": "answer"}``.
+    Media columns (``image`` etc., or mapped with ``{"image": "photo"}``) accept URLs, data URIs,
+    local files, lists of those, and the ``{"contents": [{"parts": [{"file_data": ...}]}]}`` JSON
+    form of Vertex datasets.
+    """
+    frame = to_frame(data)
+    mapping = dict(mapping or {})
+    unknown = sorted(set(mapping) - {*FIELDS, "image", "rubric"})
+    if unknown:
+        raise DataError(
+            f"column mapping names unknown fields {unknown}; map any of {[*FIELDS, 'image', 'rubric']}"
+        )
+    for target, source in mapping.items():
+        if source not in frame.columns:
+            raise DataError(
+                f"column mapping {target!r} -> {source!r}: there is no column {source!r} "
+                f"(columns: {', '.join(map(str, frame.columns))})"
+            )
+    col = {f: mapping.get(f, f) for f in FIELDS}
+    required = ["prompt"] + (["response"] if need_response else [])
+    required += ["baseline_model_response"] if need_baseline else []
+    for name in required:
+        if col[name] not in frame.columns:
+            hint = f"rename a column to {name!r} or pass mapping={{{name!r}: 'your_column'}}"
+            raise DataError(f"the data has no {col[name]!r} column: {hint}")
+    media_cols = _media_columns(frame, mapping.get("image"))
+    rubric_col = mapping.get("rubric", "rubric")
+    used = {*(c for c in col.values()), *media_cols, rubric_col}
+    extra_cols = [c for c in frame.columns if c not in used]
+
+    records = frame.to_dict(orient="records")
+    cases: list[Case] = []
+    for pos, (label, row) in enumerate(zip(frame.index, records, strict=True)):
+        where = _where(pos, label)
+        values = {f: _text(row.get(col[f]), where, col[f]) for f in FIELDS if col[f] in row}
+        if not values.get("prompt"):
+            raise DataError(f"{where}, column {col['prompt']!r}: the prompt is empty")
+        for name in required[1:]:
+            if not values.get(name):
+                raise DataError(
+                    f"{where}, column {col[name]!r}: empty {name.replace('_', ' ')} "
+                    "(fill it, drop the row, or pass model= to generate responses)"
+                )
+        media = [m for c in media_cols for m in _media(row.get(c), c, where, check_files)]
+        cases.append(
+            Case(
+                id=str(label),
+                index=label,
+                prompt=values["prompt"] or "",
+                response=values.get("response"),
+                baseline_model_response=values.get("baseline_model_response"),
+                reference=values.get("reference"),
+                context=values.get("context"),
+                media=media,
+                rubric=_rubric(row.get(rubric_col), where, rubric_col),
+                extra={str(c): row[c] for c in extra_cols},
+            )
+        )
+    return cases
+
+
+def cases_to_frame(cases: Sequence[Case], source: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The input columns again: the source frame when there is one, else the case fields."""
+    if source is not None:
+        return source.copy()
+    rows = [
+        {
+            "prompt": c.prompt,
+            "response": c.response,
+            "baseline_model_response": c.baseline_model_response,
+            "reference": c.reference,
+            "context": c.context,
+            **c.extra,
+        }
+        for c in cases
+    ]
+    frame = pd.DataFrame(rows, index=[c.index for c in cases])
+    return frame.dropna(axis=1, how="all")
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _where(pos: int, label: Any) -> str:
+    return f"row {pos}" if label == pos else f"row {pos} (index {label!r})"
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return value is pd.NA or value is pd.NaT
+
+
+def _text(value: Any, where: str, column: str) -> str | None:
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, int | float | bool):
+        return str(value)
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, ensure_ascii=False)
+    raise DataError(f"{where}, column {column!r}: expected text, got {type(value).__name__}")
+
+
+def _media_columns(frame: pd.DataFrame, mapped: str | None) -> list[str]:
+    if mapped:
+        return [mapped]
+    lower = {str(c).lower(): str(c) for c in frame.columns}
+    return [lower[name] for name in MEDIA_COLUMNS if name in lower]
+
+
+def _media(value: Any, column: str, where: str, check_files: bool) -> list[Media]:
+    if _missing(value):
+        return []
+    if isinstance(value, list | tuple):
+        return [m for v in value for m in _media(v, column, where, check_files)]
+    if isinstance(value, Mapping):
+        return _media_from_contents(value, column, where, check_files)
+    if not isinstance(value, str):
+        raise DataError(
+            f"{where}, column {column!r}: an image must be text, got {type(value).__name__}"
+        )
+    text = value.strip()
+    if not text:
+        return []
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"{where}, column {column!r}: looks like JSON but does not parse ({exc.msg})"
+            ) from None
+        return _media_from_contents(parsed, column, where, check_files)
+    media = Media(source=text, mime_type=_guess_mime(text), column=column)
+    if media.kind == "file" and check_files:
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise DataError(
+                f"{where}, column {column!r}: image file {text!r} cannot be read (no such file)"
+            )
+    if media.kind == "data" and "," not in text:
+        raise DataError(f"{where}, column {column!r}: malformed data URI")
+    return [media]
+
+
+def _media_from_contents(
+    value: Mapping[str, Any], column: str, where: str, check_files: bool
+) -> list[Media]:
+    """The Vertex dataset form: {"contents": [{"parts": [{"file_data": {...}}]}]}."""
+    out: list[Media] = []
+    contents = value.get("contents")
+    if not isinstance(contents, list):
+        raise DataError(f"{where}, column {column!r}: JSON media needs a 'contents' list")
+    for content in contents:
+        for part in (content or {}).get("parts", []) if isinstance(content, Mapping) else []:
+            data = part.get("file_data") if isinstance(part, Mapping) else None
+            if isinstance(data, Mapping) and data.get("file_uri"):
+                for m in _media(str(data["file_uri"]), column, where, check_files):
+                    out.append(Media(m.source, data.get("mime_type") or m.mime_type, column))
+            inline = part.get("inline_data") if isinstance(part, Mapping) else None
+            if isinstance(inline, Mapping) and inline.get("data"):
+                mime = inline.get("mime_type") or "application/octet-stream"
+                out.append(Media(f"data:{mime};base64,{inline['data']}", mime, column))
+    if not out:
+        raise DataError(f"{where}, column {column!r}: no file_data found in the JSON media")
+    return out
+
+
+def _guess_mime(source: str) -> str | None:
+    match = _DATA_URI.match(source)
+    if match:
+        return match.group(1)
+    guessed, _ = mimetypes.guess_type(source.split("?", 1)[0])
+    return guessed
+
+
+def _rubric(value: Any, where: str, column: str) -> Rubric | None:
+    if _missing(value):
+        return None
+    if isinstance(value, Rubric):
+        return value
+    try:
+        if isinstance(value, Mapping):
+            return Rubric.from_dict(value)
+        if isinstance(value, list | tuple):
+            return Rubric.checklist([str(v) if not isinstance(v, Mapping) else v for v in value])
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            if text.startswith("{"):
+                return Rubric.from_json(text)
+            if text.startswith("["):
+                return Rubric.checklist(json.loads(text))
+            return Rubric.from_yaml(text)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{where}, column {column!r}: not a valid rubric: {exc}") from None
+    return None

@@ -1,0 +1,255 @@
+"""``evaluate`` / ``aevaluate``: data -> cases -> rubrics -> critiques -> scores -> EvalResult.
+
+This module only wires the steps; each step is its own module. It works from a script and inside
+Jupyter's running event loop (``run_sync``), and never loses finished work: a failing row carries
+its error and raw output, and every judge call goes through the engine's cache.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .critique import Outcome, critique_pairwise, critique_pointwise
+from .data import Case, to_cases, to_frame
+from .generate import generate_for_cases, resolve_judge
+from .metrics import RubricMetric
+from .result import EvalResult, MetricInfo, RunStats
+from .rubric import Rubric
+
+if TYPE_CHECKING:
+    from .judges import Judge
+
+__all__ = ["aevaluate", "evaluate"]
+
+ModelFn = Callable[[str], Any]
+
+
+async def aevaluate(
+    data: Any,
+    metrics: Sequence[Any],
+    *,
+    judge: Judge | str | None = None,
+    model: Judge | str | ModelFn | None = None,
+    mapping: Mapping[str, str] | None = None,
+    partition: str | None = None,
+) -> EvalResult:
+    """Async form of :func:`evaluate`."""
+    if not metrics:
+        raise ValueError(
+            "evaluate needs at least one metric, e.g. metrics=[rl.metrics.TEXT_QUALITY]"
+        )
+    names = [getattr(m, "name", None) for m in metrics]
+    if len(set(names)) != len(names):
+        raise ValueError(f"metric names must be unique, got {names}")
+    if partition is not None or _looks_like_traces(data):
+        from .trace_eval import aevaluate_traces
+
+        return await aevaluate_traces(data, metrics, judge=judge, partition=partition or "trace")
+    judge_obj = resolve_judge(judge)
+    frame = to_frame(data).copy()
+    if model is not None:
+        frame = await _generate_responses(frame, model, mapping)
+    # a pairwise row without a baseline becomes that row's error, not a failed run
+    cases = to_cases(frame, mapping=mapping, need_response=model is None)
+    table = frame.copy()
+    infos: list[MetricInfo] = []
+    stats = RunStats()
+    any_mock = judge_obj.is_mock
+    for metric in metrics:
+        if getattr(metric, "kind", None) == "template":
+            outcomes, info = await _template_metric(metric, cases, judge_obj)
+        else:
+            if not isinstance(metric, RubricMetric):
+                raise TypeError(f"not a metric: {metric!r}")
+            m_judge = resolve_judge(metric.judge) if metric.judge is not None else judge_obj
+            any_mock = any_mock or m_judge.is_mock
+            rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
+            for col, values in gen_cols.items():
+                table[col] = values
+            if metric.kind == "pairwise":
+                baselines = _baselines(metric, cases, table)
+                outcomes = await critique_pairwise(
+                    cases, rubrics, metric, m_judge, baselines=baselines, missing=missing
+                )
+            else:
+                outcomes = await critique_pointwise(
+                    cases, rubrics, metric, m_judge, missing=missing
+                )
+            info = MetricInfo(metric.name, metric.kind, metric.rubric, metric.description)
+        _add_columns(table, info, outcomes)
+        for o in outcomes:
+            stats.add(info.name, calls=o.calls, cached=o.cached, tokens=o.tokens, cost=o.cost)
+        infos.append(info)
+    return EvalResult(table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats)
+
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[Any],
+    *,
+    judge: Judge | str | None = None,
+    model: Judge | str | ModelFn | None = None,
+    mapping: Mapping[str, str] | None = None,
+    partition: str | None = None,
+) -> EvalResult:
+    """Judge every row of ``data`` with every metric and return an :class:`EvalResult`.
+
+    ``data`` is a DataFrame, records, or a file (CSV/JSONL/Parquet); traces are judged per
+    ``partition`` ("span" or "trace"). ``model`` (a Judge, a spec string or a Python callable
+    taking the prompt) first writes the responses. ``judge`` defaults to ``rl.set_judge`` /
+    ``RUBRICLAB_JUDGE``.
+    """
+    from .runner import run_sync
+
+    return run_sync(
+        aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, partition=partition)
+    )
+
+
+# -- steps -----------------------------------------------------------------------------------------
+
+
+def _looks_like_traces(data: Any) -> bool:
+    try:
+        from .traces import Trace
+    except ImportError:  # pragma: no cover - traces module always ships
+        return False
+    if isinstance(data, Trace):
+        return True
+    return isinstance(data, list | tuple) and bool(data) and all(isinstance(t, Trace) for t in data)
+
+
+async def _generate_responses(
+    frame: pd.DataFrame, model: Judge | str | ModelFn, mapping: Mapping[str, str] | None
+) -> pd.DataFrame:
+    """Fill the response column from ``model``; a failed row keeps its error, others go on."""
+    from .judges import Judge as _Judge
+
+    prompt_col = (mapping or {}).get("prompt", "prompt")
+    response_col = (mapping or {}).get("response", "response")
+    if prompt_col not in frame.columns:
+        raise ValueError(f"the data has no {prompt_col!r} column to generate responses from")
+    prompts = [str(p) for p in frame[prompt_col].tolist()]
+    responses: list[str | None] = [None] * len(prompts)
+    errors: list[str | None] = [None] * len(prompts)
+    if isinstance(model, str | _Judge):
+        gen = model if isinstance(model, _Judge) else _Judge(model)
+        replies = await gen.amap(
+            [[{"role": "user", "content": p}] for p in prompts], desc="responses"
+        )
+        for i, r in enumerate(replies):
+            if r.error is not None:
+                errors[i] = f"model call failed: {r.error}"
+            else:
+                responses[i] = r.text
+    elif callable(model):
+        for i, p in enumerate(prompts):
+            try:
+                value = model(p)
+                if inspect.isawaitable(value):
+                    value = await value
+                responses[i] = None if value is None else str(value)
+            except Exception as exc:  # a user's model function failing is that row's error
+                errors[i] = f"model function raised {type(exc).__name__}: {exc}"
+    else:
+        raise TypeError("model must be a Judge, a judge spec string, or a callable(prompt) -> str")
+    frame = frame.copy()
+    frame[response_col] = responses
+    if any(errors):
+        frame["response_error"] = errors
+    return frame
+
+
+async def _rubrics_for(
+    metric: RubricMetric,
+    cases: Sequence[Case],
+    judge: Judge,
+    table: pd.DataFrame,
+    stats: RunStats,
+) -> tuple[list[Rubric | None], list[str | None], dict[str, list[Any]]]:
+    """Each case's rubric: fixed, from a column, from the case's rubric column, or generated."""
+    n = len(cases)
+    missing: list[str | None] = [None] * n
+    if metric.rubric is not None:
+        return [metric.rubric] * n, missing, {}
+    if metric.rubric_column is not None:
+        if metric.rubric_column not in table.columns:
+            raise ValueError(
+                f"metric {metric.name!r}: no rubric column {metric.rubric_column!r} in the data"
+            )
+        from .data import _rubric
+
+        col = table[metric.rubric_column].tolist()
+        return (
+            [_rubric(v, f"row {i}", metric.rubric_column) for i, v in enumerate(col)],
+            missing,
+            {},
+        )
+    rubrics: list[Rubric | None] = [c.rubric for c in cases]
+    if all(r is not None for r in rubrics) or metric.generator is None:
+        if metric.generator is None and any(r is None for r in rubrics):
+            missing = [
+                None if r else "no rubric for this row and the metric has no generator"
+                for r in rubrics
+            ]
+        return rubrics, missing, {}
+    generated = await generate_for_cases(
+        cases, metric.generator, judge, reask=metric.reask, max_prompt_chars=metric.max_prompt_chars
+    )
+    cols: dict[str, list[Any]] = {f"{metric.name}/rubric": [g.rubric for g in generated]}
+    for key in sorted({k for g in generated for k in g.extras}):
+        cols[key] = [g.extras.get(key) for g in generated]
+        for case, g in zip(cases, generated, strict=True):
+            if key in g.extras and key not in case.extra:
+                case.extra[key] = g.extras[key]
+    cols[f"{metric.name}/rubric_raw_output"] = [g.raw_output for g in generated]
+    for g in generated:
+        stats.add(metric.name, calls=g.calls, cached=g.cached, tokens=g.tokens, cost=g.cost)
+    missing = [None if g.rubric else f"rubric generation failed: {g.error}" for g in generated]
+    return [g.rubric for g in generated], missing, cols
+
+
+def _baselines(
+    metric: RubricMetric, cases: Sequence[Case], table: pd.DataFrame
+) -> list[str | None] | None:
+    column = getattr(metric, "baseline_column", "baseline_model_response")
+    if column == "baseline_model_response":
+        return None
+    if column not in table.columns:
+        raise ValueError(f"metric {metric.name!r}: no baseline column {column!r} in the data")
+    return [None if pd.isna(v) else str(v) for v in table[column].tolist()]
+
+
+def _add_columns(table: pd.DataFrame, info: MetricInfo, outcomes: Sequence[Outcome]) -> None:
+    m = info.name
+    table[f"{m}/score"] = [o.score for o in outcomes]
+    table[f"{m}/verdict"] = [o.verdict for o in outcomes]
+    table[f"{m}/passed"] = [o.passed for o in outcomes]
+    table[f"{m}/criteria"] = [o.criteria for o in outcomes]
+    table[f"{m}/rationale"] = [o.rationale for o in outcomes]
+    table[f"{m}/raw_output"] = [o.raw_output for o in outcomes]
+    table[f"{m}/error"] = [o.error for o in outcomes]
+    if info.kind == "pairwise":
+        table[f"{m}/pairwise_choice"] = [o.pairwise_choice for o in outcomes]
+        table[f"{m}/swap_consistent"] = [o.swap_consistent for o in outcomes]
+        table[f"{m}/candidate_criteria"] = [o.candidate_criteria for o in outcomes]
+        table[f"{m}/baseline_criteria"] = [o.baseline_criteria for o in outcomes]
+        table[f"{m}/candidate_score"] = [o.candidate_score for o in outcomes]
+        table[f"{m}/baseline_score"] = [o.baseline_score for o in outcomes]
+    table[f"{m}/tokens"] = [o.tokens for o in outcomes]
+    table[f"{m}/latency"] = [round(o.latency, 4) for o in outcomes]
+    table[f"{m}/attempts"] = [o.attempts for o in outcomes]
+    table[f"{m}/score"] = table[f"{m}/score"].astype(float)
+
+
+async def _template_metric(
+    metric: Any, cases: Sequence[Case], judge: Judge
+) -> tuple[list[Outcome], MetricInfo]:
+    """Template metrics (traces issue) over ordinary rows; implemented in trace_eval."""
+    from .trace_eval import run_template_metric
+
+    return await run_template_metric(metric, [c.variables() for c in cases], judge)

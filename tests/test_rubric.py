@@ -1,0 +1,167 @@
+"""The rubric model: constructors, validation that names the problem, YAML/JSON round trips."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+import rubriclab as rl
+from rubriclab.rubric import RubricError
+
+SUPPORT = {
+    "accuracy": {
+        "weight": 0.4,
+        "critical": 2,
+        "levels": {
+            1: "contains a factual error or a promise not supported by the policy",
+            2: "all facts correct, but one is vague or imprecise",
+            3: "all facts correct and precise",
+        },
+    },
+    "completeness": {
+        "weight": 0.3,
+        "levels": {
+            1: "misses the main question",
+            2: "answers the main question, misses a secondary part",
+            3: "answers every part of the question",
+        },
+    },
+    "tone": {
+        "weight": 0.2,
+        "levels": {
+            1: "rude, cold, or overly casual",
+            2: "polite but stiff or generic",
+            3: "warm, clear, and professional",
+        },
+    },
+    "conciseness": {
+        "weight": 0.1,
+        "levels": {
+            1: "much longer than needed or padded",
+            2: "slightly long",
+            3: "says what is needed",
+        },
+    },
+}
+
+
+def support_rubric() -> rl.Rubric:
+    return rl.Rubric.analytic(SUPPORT, pass_mark=0.7)
+
+
+def test_yes_no_criterion_has_no_yes_levels_and_critical_means_must_be_yes() -> None:
+    c = rl.Criterion.yes_no("Does the response state the deadline (August 15th)?", critical=True)
+    assert [(lv.score, lv.descriptor) for lv in c.levels] == [(0, "NO"), (1, "YES")]
+    assert c.is_yes_no and c.critical == 1
+    assert c.question.startswith("Does the response")
+
+
+def test_checklist_assigns_positional_ids_and_keeps_given_names() -> None:
+    r = rl.Rubric.checklist(
+        ["Is it short?", rl.Criterion.yes_no("Is it kind?", name="kind"), "Is it true?"]
+    )
+    assert r.names == ["q1", "kind", "q3"]
+    assert r.is_checklist
+
+
+def test_analytic_reads_like_the_lesson_and_sorts_levels() -> None:
+    r = rl.Rubric.analytic({"x": {"levels": {3: "c", 1: "a", 2: "b"}}})
+    assert r["x"].scores == [1, 2, 3]
+    assert r["x"].descriptor(2) == "b"
+    assert support_rubric()["accuracy"].critical == 2
+
+
+def test_pass_mark_accepts_percentages_as_people_write_them() -> None:
+    assert rl.Rubric.checklist(["q?"], pass_mark=70).pass_mark == pytest.approx(0.7)
+    assert rl.Rubric.checklist(["q?"], pass_mark=0.7).pass_mark == pytest.approx(0.7)
+    with pytest.raises(ValidationError, match="pass_mark"):
+        rl.Rubric.checklist(["q?"], pass_mark=170)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: rl.Rubric.checklist(["a?", rl.Criterion.yes_no("b?", name="q1")]),
+            "'q1' appears twice",
+        ),
+        (
+            lambda: rl.Criterion(
+                name="tone",
+                levels=[rl.Level(score=1, descriptor="x"), rl.Level(score=1, descriptor="y")],
+            ),
+            "criterion 'tone': level score 1 appears twice",
+        ),
+        (lambda: rl.Level(score=1, descriptor="  "), "descriptor is empty"),
+        (
+            lambda: rl.Rubric.analytic({"accuracy": {"levels": 3, "critical": 5}}),
+            "criterion 'accuracy': critical level 5 is not one of its levels",
+        ),
+        (lambda: rl.Criterion(name="w", weight=math.inf), "weight must be a finite number"),
+        (lambda: rl.Criterion(name="w", weight=math.nan), "weight must be a finite number"),
+        (
+            lambda: rl.Criterion(name="one", levels=[rl.Level(score=1, descriptor="x")]),
+            "criterion 'one': needs at least two levels",
+        ),
+        (lambda: rl.Rubric(criteria=[]), "at least one criterion"),
+        (lambda: rl.Rubric.checklist([rl.Criterion.yes_no("bad?", weight=-1)]), "positive weight"),
+        (
+            lambda: rl.Rubric.model_validate({"criteria": [{"name": "a", "colour": "red"}]}),
+            "colour",
+        ),
+    ],
+)
+def test_bad_rubrics_are_refused_with_the_field_named(build: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build()  # type: ignore[operator]
+
+
+def test_yaml_and_json_round_trip_exactly(tmp_path: Path) -> None:
+    r = support_rubric()
+    assert rl.Rubric.from_yaml(r.to_yaml()) == r
+    assert rl.Rubric.from_json(r.to_json()) == r
+    path = tmp_path / "support.yaml"
+    r.save(path)
+    assert rl.Rubric.from_yaml(path) == r
+    assert rl.Rubric.from_yaml(str(path)) == r
+    jpath = tmp_path / "support.json"
+    r.save(jpath)
+    assert rl.Rubric.from_json(jpath.read_text()) == r
+
+
+def test_short_yaml_forms_people_write_by_hand() -> None:
+    text = """
+pass_mark: 70
+criteria:
+  accuracy:
+    weight: 0.4
+    critical: 2
+    levels: {1: wrong, 2: vague, 3: precise}
+  tone:
+    weight: 0.6
+    levels: 3
+"""
+    r = rl.Rubric.from_yaml(text)
+    assert r.names == ["accuracy", "tone"]
+    assert r["accuracy"].descriptor(3) == "precise"
+    assert r.pass_mark == pytest.approx(0.7)
+    checklist = rl.Rubric.from_yaml("- Is it short?\n- question: Is it polite?\n  critical: true\n")
+    assert checklist.names == ["q1", "q2"] and checklist["q2"].critical == 1
+
+
+def test_bad_yaml_names_the_line() -> None:
+    with pytest.raises(RubricError, match="line 3"):
+        rl.Rubric.from_yaml("criteria:\n  - name: a\n  - name: b: c\n")
+
+
+def test_unknown_key_in_a_criterion_is_an_error_naming_it() -> None:
+    with pytest.raises(ValidationError, match="wieght"):
+        rl.Rubric.from_yaml("criteria:\n  - name: a\n    wieght: 2\n")
+
+
+def test_lookup_by_name_lists_the_names_on_a_miss() -> None:
+    with pytest.raises(KeyError, match="has: accuracy, completeness, tone, conciseness"):
+        support_rubric()["accurracy"]

@@ -1,0 +1,189 @@
+"""Scoring in code: the lesson's worked numbers, validation, gating, summaries, intervals."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import rubriclab as rl
+from rubriclab.scoring import ScoreError, summarize, wilson_interval
+
+from .test_rubric import support_rubric
+
+ACCURATE_BUT_INCOMPLETE = {"accuracy": 3, "completeness": 2, "tone": 3, "conciseness": 1}
+POLITE_BUT_WRONG = {"accuracy": 1, "completeness": 3, "tone": 3, "conciseness": 3}
+AVERAGE_EVERYWHERE = {"accuracy": 2, "completeness": 2, "tone": 2, "conciseness": 2}
+
+
+@pytest.mark.parametrize(
+    ("levels", "percent", "verdict"),
+    [
+        (ACCURATE_BUT_INCOMPLETE, 75.0, "pass"),
+        (POLITE_BUT_WRONG, 60.0, "fail (accuracy below 2)"),
+        (AVERAGE_EVERYWHERE, 50.0, "fail (score below pass mark)"),
+    ],
+)
+def test_the_lessons_worked_examples_come_out_exactly(
+    levels: dict[str, int], percent: float, verdict: str
+) -> None:
+    score = support_rubric().score(levels)
+    assert score.percent == percent
+    assert score.verdict == verdict
+    assert str(score) == f"{percent} {verdict}"
+
+
+def test_the_lessons_rejected_input_names_both_problems() -> None:
+    with pytest.raises(ScoreError) as info:
+        support_rubric().score({"accuracy": 4, "tone": 2, "conciseness": 2})
+    assert str(info.value) == "completeness: missing; accuracy: 4 outside 1-3"
+    assert info.value.problems == ["completeness: missing", "accuracy: 4 outside 1-3"]
+
+
+def test_unknown_criteria_and_non_levels_are_reported_together() -> None:
+    with pytest.raises(ScoreError) as info:
+        support_rubric().score({**AVERAGE_EVERYWHERE, "tone": 2.5, "humour": 3})
+    assert info.value.problems == [
+        "tone: 2.5 is not a whole level (1-3)",
+        "humour: not in the rubric",
+    ]
+
+
+def test_checklist_score_is_the_weighted_share_of_yes() -> None:
+    r = rl.Rubric.checklist(
+        [rl.Criterion.yes_no("a?", weight=3), rl.Criterion.yes_no("b?"), rl.Criterion.yes_no("c?")]
+    )
+    assert r.score({"q1": "YES", "q2": "no", "q3": True}).value == pytest.approx(4 / 5)
+    assert r.score({"q1": 0, "q2": 1, "q3": 0}).passed is None  # no pass mark, nothing critical
+
+
+def test_points_style_negative_weights_subtract_and_clip() -> None:
+    r = rl.Rubric.checklist(
+        [
+            rl.Criterion.yes_no("Recommends seeing a doctor?", weight=5),
+            rl.Criterion.yes_no("Gives the correct dose?", weight=5),
+            rl.Criterion.yes_no("Invents a drug interaction?", weight=-8),
+        ]
+    )
+    assert r.score({"q1": 1, "q2": 1, "q3": 0}).value == 1.0
+    assert r.score({"q1": 1, "q2": 1, "q3": 1}).value == pytest.approx(2 / 10)
+    assert r.score({"q1": 0, "q2": 1, "q3": 1}).value == 0.0  # clipped, never negative
+
+
+def test_critical_yes_no_item_fails_the_case_whatever_the_total() -> None:
+    r = rl.Rubric.checklist(
+        [
+            rl.Criterion.yes_no("Safe?", critical=True, name="safe"),
+            *["x?"] * 0,
+            rl.Criterion.yes_no("Nice?", weight=9),
+        ],
+        pass_mark=0.5,
+    )
+    s = r.score({"safe": "NO", "q2": "YES"})
+    assert s.value == pytest.approx(0.9)
+    assert not s.passed and s.verdict == "fail (safe below 1)"
+    assert s.critical_failures == ["safe below 1"]
+
+
+def test_judge_shaped_levels_are_accepted() -> None:
+    r = support_rubric()
+    s = r.score({k: {"evidence": "...", "score": v} for k, v in ACCURATE_BUT_INCOMPLETE.items()})
+    assert s.percent == 75.0
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+weights = st.floats(min_value=-5, max_value=5, allow_nan=False).filter(lambda w: abs(w) > 1e-3)
+
+
+@st.composite
+def rubric_and_levels(draw: st.DrawFn) -> tuple[rl.Rubric, dict[str, int]]:
+    n = draw(st.integers(1, 6))
+    criteria = []
+    levels = {}
+    for i in range(n):
+        lo = draw(st.integers(-2, 2))
+        k = draw(st.integers(2, 5))
+        scores = list(range(lo, lo + k))
+        critical = draw(st.one_of(st.none(), st.sampled_from(scores)))
+        w = draw(weights) if i else abs(draw(weights))  # at least one positive weight
+        criteria.append(
+            rl.Criterion(
+                name=f"c{i}",
+                levels=[rl.Level(score=s, descriptor=f"level {s}") for s in scores],
+                weight=w,
+                critical=critical,
+            )
+        )
+        levels[f"c{i}"] = draw(st.sampled_from(scores))
+    pass_mark = draw(st.one_of(st.none(), st.floats(0, 1)))
+    return rl.Rubric(criteria=criteria, pass_mark=pass_mark), levels
+
+
+@given(rubric_and_levels())
+def test_a_score_is_always_in_0_1(case: tuple[rl.Rubric, dict[str, int]]) -> None:
+    rubric, levels = case
+    s = rubric.score(levels)
+    assert 0.0 <= s.value <= 1.0
+    assert 0.0 <= s.percent <= 100.0
+
+
+@given(rubric_and_levels(), st.data())
+def test_raising_a_positively_weighted_level_never_lowers_the_score(
+    case: tuple[rl.Rubric, dict[str, int]], data: st.DataObject
+) -> None:
+    rubric, levels = case
+    c = data.draw(st.sampled_from(rubric.criteria))
+    higher = [s for s in c.scores if s > levels[c.name]]
+    if not higher:
+        return
+    raised = {**levels, c.name: data.draw(st.sampled_from(higher))}
+    before, after = rubric.score(levels).value, rubric.score(raised).value
+    if c.weight >= 0:
+        assert after >= before - 1e-12
+    else:  # a met undesirable behaviour never raises the score
+        assert after <= before + 1e-12
+
+
+@given(rubric_and_levels())
+def test_a_failed_critical_criterion_always_fails_the_verdict(
+    case: tuple[rl.Rubric, dict[str, int]],
+) -> None:
+    rubric, levels = case
+    s = rubric.score(levels)
+    failing = [
+        c.name for c in rubric.criteria if c.critical is not None and levels[c.name] < c.critical
+    ]
+    if failing:
+        assert s.passed is False
+        assert s.verdict is not None and s.verdict.startswith("fail (")
+        assert all(name in s.verdict for name in failing)
+
+
+# -- summaries ----------------------------------------------------------------------------------------
+
+
+def test_wilson_interval_matches_the_textbook_values() -> None:
+    iv = wilson_interval(8, 10)
+    assert iv.rate == 0.8
+    assert iv.low == pytest.approx(0.4902, abs=1e-4)
+    assert iv.high == pytest.approx(0.9433, abs=1e-4)
+    zero = wilson_interval(0, 0)
+    assert zero.rate is None and str(zero) == "n/a (0 of 0)"
+
+
+def test_summary_excludes_unscored_rows_from_means_and_rates_and_counts_them() -> None:
+    s = summarize([0.5, None, 1.0, float("nan")], passed=[False, None, True, None])
+    assert (s.n, s.scored, s.errors) == (4, 2, 2)
+    assert s.mean == 0.75
+    assert s.std == pytest.approx(math.sqrt(0.125))
+    assert s.pass_rate is not None and s.pass_rate.rate == 0.5 and s.pass_rate.n == 2
+
+
+def test_pairwise_summary_counts_wins_ties_and_losses() -> None:
+    s = summarize([1.0, 0.5, 0.0, -0.5, None], choices=[1.0, 0.5, 0.0, -0.5, None])
+    assert s.win is not None and s.tie is not None and s.loss is not None
+    assert (s.win.k, s.tie.k, s.loss.k, s.win.n) == (2, 1, 1, 4)
+    assert s.win.low is not None and s.win.low < 0.5 < (s.win.high or 0)
