@@ -45,7 +45,7 @@ _EXPORTS: dict[str, str] = {
     "PairwiseView": "widgets",
     "CalibrationView": "widgets",
 }
-_SUBMODULES = {"metrics", "testing", "compat", "templates", "parse", "data", "widgets"}
+_SUBMODULES = {"metrics", "testing", "compat", "templates", "parse", "data", "widgets", "datasets"}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__", "load_ipython_extension"])
 

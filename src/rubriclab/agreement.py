@@ -1,0 +1,380 @@
+"""Judge-vs-human agreement on ordinal levels (seed 003, "Checking the Judge Against People").
+
+A judge nobody has compared with people is a guess. ``agreement`` puts the lesson's two simple
+figures (exact and within-one agreement) next to the chance-corrected ones (Cohen's kappa,
+unweighted and weighted), rank and linear correlation, the confusion matrix and the list of
+large disagreements, which are the cases worth reading.
+
+Kappa follows ``sklearn.metrics.cohen_kappa_score`` exactly (same arithmetic, same ``nan`` for
+the undefined cases) without importing scikit-learn at run time.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Agreement", "agreement", "cohen_kappa", "pearson", "spearman", "to_python"]
+
+Weights = Literal["linear", "quadratic"] | None
+
+
+@dataclass(frozen=True, eq=False)
+class Agreement:
+    """Judge-vs-human agreement on one set of paired levels.
+
+    ``confusion`` has the judge's level in rows and the human's in columns, over every level of
+    the scale (``labels``). ``disagreements`` lists the pairs more than one level apart, indexed
+    by the inputs' own labels: the pandas index for a Series, the 1-based position otherwise.
+    """
+
+    n: int
+    """Pairs compared (both scores present)."""
+    dropped: int
+    """Pairs left out because the judge's or the human's score was missing."""
+    exact: float
+    within_one: float
+    kappa: float
+    kappa_linear: float
+    kappa_quadratic: float
+    spearman: float
+    pearson: float
+    labels: tuple[float | int, ...]
+    """The scale: every level, in order (rows and columns of ``confusion``)."""
+    confusion: pd.DataFrame
+    disagreements: pd.DataFrame
+    """Columns ``judge``, ``human``, ``difference`` (judge minus human)."""
+
+    @property
+    def exact_count(self) -> int:
+        """How many pairs agree exactly (the 7 of "7 of 10")."""
+        return int(np.trace(self.confusion.to_numpy()))
+
+    @property
+    def within_one_count(self) -> int:
+        return round(self.within_one * self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values; an undefined statistic (``nan``) becomes ``None``."""
+        return {
+            "n": self.n,
+            "dropped": self.dropped,
+            "exact": _none_if_nan(self.exact),
+            "within_one": _none_if_nan(self.within_one),
+            "kappa": _none_if_nan(self.kappa),
+            "kappa_linear": _none_if_nan(self.kappa_linear),
+            "kappa_quadratic": _none_if_nan(self.kappa_quadratic),
+            "spearman": _none_if_nan(self.spearman),
+            "pearson": _none_if_nan(self.pearson),
+            "labels": [to_python(v) for v in self.labels],
+            "confusion": [[int(c) for c in row] for row in self.confusion.to_numpy()],
+            "disagreements": [
+                {
+                    "item": to_python(item),
+                    "judge": to_python(row["judge"]),
+                    "human": to_python(row["human"]),
+                    "difference": to_python(row["difference"]),
+                }
+                for item, row in self.disagreements.iterrows()
+            ],
+        }
+
+    def _lines(self) -> list[tuple[str, str]]:
+        return [
+            ("exact", f"{_fmt(self.exact)} ({self.exact_count}/{self.n})"),
+            ("within one", f"{_fmt(self.within_one)} ({self.within_one_count}/{self.n})"),
+            (
+                "Cohen's kappa",
+                f"{_fmt(self.kappa)} (linear {_fmt(self.kappa_linear)}, "
+                f"quadratic {_fmt(self.kappa_quadratic)})",
+            ),
+            ("Spearman", _fmt(self.spearman)),
+            ("Pearson", _fmt(self.pearson)),
+        ]
+
+    def _title(self) -> str:
+        dropped = f", {self.dropped} dropped for a missing score" if self.dropped else ""
+        return f"Agreement on {self.n} pairs{dropped}"
+
+    def __str__(self) -> str:
+        lines = [self._title()]
+        lines += [f"  {name:<15}{value}" for name, value in self._lines()]
+        k = len(self.disagreements)
+        lines.append(f"  disagreements larger than one level: {k}")
+        for item, row in self.disagreements.iterrows():
+            lines.append(
+                f"    {item}: judge {to_python(row['judge'])}, human {to_python(row['human'])}"
+            )
+        lines.append("confusion (rows: judge, columns: human):")
+        lines.append(self.confusion.to_string())
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"Agreement(n={self.n}, dropped={self.dropped}, exact={_fmt(self.exact)}, "
+            f"within_one={_fmt(self.within_one)}, kappa={_fmt(self.kappa)}, "
+            f"disagreements={len(self.disagreements)})"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+            f"<td>{html.escape(value)}</td></tr>"
+            for name, value in self._lines()
+        )
+        if len(self.disagreements):
+            listed = self.disagreements.to_html(escape=True, border=0)
+        else:
+            listed = "<p>none</p>"
+        return (
+            "<div class='rubriclab-agreement'>"
+            f"<strong>{html.escape(self._title())}</strong>"
+            f"<table>{rows}</table>"
+            "<p>Confusion (rows: judge, columns: human)</p>"
+            f"{self.confusion.to_html(escape=True, border=0)}"
+            f"<p>Disagreements larger than one level: {len(self.disagreements)}</p>{listed}"
+            "</div>"
+        )
+
+
+def agreement(
+    judge_scores: Sequence[Any] | pd.Series | np.ndarray | Mapping[Any, Any],
+    human_scores: Sequence[Any] | pd.Series | np.ndarray | Mapping[Any, Any],
+    labels: Sequence[float | int] | None = None,
+) -> Agreement:
+    """Compare a judge's levels with people's levels on the same items.
+
+    ``judge_scores`` and ``human_scores`` hold one number per item (lists, arrays, pandas Series
+    or mappings of item to level). Items are named by the inputs' own labels: a Series' index (two
+    Series with the same labels in another order are aligned), a mapping's keys, or the 1-based
+    position for lists and arrays, so "output 7" in a list is reported as 7. A missing value
+    (None, NaN, pd.NA) on either side drops that item, and ``dropped`` counts it. Inputs of
+    different lengths are an error, not a silent truncation.
+
+    ``labels`` is the scale (every possible level, as in scikit-learn's ``labels``). Pass it when
+    some level was never used: the confusion matrix then shows that row and column, and the
+    weighted kappas count distances along the full scale (they use a level's *position* in the
+    scale, as scikit-learn does). By default the scale is the levels seen in either input.
+    """
+    judge, human, item_labels = _paired(judge_scores, human_scores)
+    missing = pd.isna(judge.to_numpy()) | pd.isna(human.to_numpy())
+    keep = ~missing
+    j = _numbers(judge[keep], "judge_scores")
+    h = _numbers(human[keep], "human_scores")
+    items = item_labels[keep]
+    if len(j) == 0:
+        raise ValueError(
+            f"no item has both a judge score and a human score ({int(missing.sum())} dropped "
+            "for a missing value); nothing to compare"
+        )
+    scale = _scale(labels, j, h, items)
+    index = {v: i for i, v in enumerate(scale)}
+    jc = np.array([index[v] for v in j.tolist()], dtype=np.int64)
+    hc = np.array([index[v] for v in h.tolist()], dtype=np.int64)
+    counts = confusion_counts(jc, hc, len(scale))
+
+    diff = j - h
+    n = len(j)
+    shown = tuple(_as_level(v) for v in scale)
+    confusion = pd.DataFrame(
+        counts,
+        index=pd.Index(shown, name="judge"),
+        columns=pd.Index(shown, name="human"),
+    )
+    large = np.abs(diff) > 1
+    disagreements = pd.DataFrame(
+        {
+            "judge": [_as_level(v) for v in j[large]],
+            "human": [_as_level(v) for v in h[large]],
+            "difference": [_as_level(v) for v in diff[large]],
+        },
+        index=items[large],
+    )
+    return Agreement(
+        n=n,
+        dropped=int(missing.sum()),
+        exact=float(np.count_nonzero(diff == 0) / n),
+        within_one=float(np.count_nonzero(np.abs(diff) <= 1) / n),
+        kappa=cohen_kappa(counts),
+        kappa_linear=cohen_kappa(counts, "linear"),
+        kappa_quadratic=cohen_kappa(counts, "quadratic"),
+        spearman=spearman(j, h),
+        pearson=pearson(j, h),
+        labels=shown,
+        confusion=confusion,
+        disagreements=disagreements,
+    )
+
+
+# -- the statistics ---------------------------------------------------------------------------
+
+
+def confusion_counts(rows: np.ndarray, cols: np.ndarray, k: int) -> np.ndarray:
+    """k x k counts of (row code, column code) pairs; codes are 0..k-1."""
+    counts = np.zeros((k, k), dtype=np.int64)
+    np.add.at(counts, (rows, cols), 1)
+    return counts
+
+
+def cohen_kappa(confusion: np.ndarray, weights: Weights = None) -> float:
+    """Cohen's kappa of a confusion matrix, computed as scikit-learn computes it.
+
+    Weighted forms use the distance between the classes' positions (``|i - j|`` or its square).
+    Undefined cases (no pairs, or no disagreement possible by chance) give ``nan``, as
+    ``cohen_kappa_score`` does by default.
+    """
+    confusion = np.asarray(confusion, dtype=np.float64)
+    k = confusion.shape[0]
+    sum0 = confusion.sum(axis=0)
+    sum1 = confusion.sum(axis=1)
+    total = sum0.sum()
+    if total == 0:
+        return math.nan
+    expected = np.outer(sum0, sum1) / total
+    if weights is None:
+        w = np.ones((k, k), dtype=np.float64)
+        np.fill_diagonal(w, 0)
+    elif weights in ("linear", "quadratic"):
+        w = np.zeros((k, k), dtype=np.float64)
+        w += np.arange(k)
+        w = np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+    else:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
+    denominator = (w * expected).sum()
+    if denominator == 0:
+        return math.nan
+    return float(1 - (w * confusion).sum() / denominator)
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r; ``nan`` when either side is constant or there are fewer than two pairs."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    xm = x - x.mean()
+    ym = y - y.mean()
+    r = float(np.dot(xm, ym) / math.sqrt(float(np.dot(xm, xm)) * float(np.dot(ym, ym))))
+    return max(-1.0, min(1.0, r))
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho: Pearson's r of the average ranks (ties share their mean rank)."""
+    rx = pd.Series(np.asarray(x, dtype=np.float64)).rank(method="average").to_numpy()
+    ry = pd.Series(np.asarray(y, dtype=np.float64)).rank(method="average").to_numpy()
+    return pearson(rx, ry)
+
+
+# -- input handling ---------------------------------------------------------------------------
+
+
+def _as_series(values: Any, name: str) -> tuple[pd.Series, bool]:
+    """The values as a Series, and whether their labels are the user's own (not positions)."""
+    if isinstance(values, pd.DataFrame):
+        raise TypeError(f"{name}: got a DataFrame; pass one column of scores (e.g. df['accuracy'])")
+    if isinstance(values, pd.Series):
+        return values, True
+    if isinstance(values, Mapping):
+        return pd.Series(list(values.values()), index=list(values.keys()), dtype=object), True
+    if isinstance(values, str | bytes):
+        raise TypeError(f"{name}: got a string; pass one score per item (a list or a Series)")
+    array = np.asarray(values, dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{name}: expected one score per item, got shape {array.shape}")
+    return pd.Series(array, index=pd.RangeIndex(1, len(array) + 1, name="position")), False
+
+
+def _paired(judge_scores: Any, human_scores: Any) -> tuple[pd.Series, pd.Series, pd.Index]:
+    judge, judge_own = _as_series(judge_scores, "judge_scores")
+    human, human_own = _as_series(human_scores, "human_scores")
+    if len(judge) != len(human):
+        raise ValueError(
+            f"judge_scores has {len(judge)} items but human_scores has {len(human)}; "
+            "pass the judge's and the human's score for the same items"
+        )
+    if judge_own and human_own and not judge.index.equals(human.index):
+        if not (judge.index.is_unique and human.index.is_unique):
+            raise ValueError(
+                "judge_scores and human_scores have different, non-unique labels; "
+                "give both the same index or pass plain lists"
+            )
+        only_judge = judge.index.difference(human.index)
+        only_human = human.index.difference(judge.index)
+        if len(only_judge) or len(only_human):
+            raise ValueError(
+                "judge_scores and human_scores label different items "
+                f"(only in judge_scores: {list(only_judge[:5])}; only in human_scores: "
+                f"{list(only_human[:5])}); align them, or pass .to_numpy() to pair by position"
+            )
+        human = human.reindex(judge.index)
+    labels = judge.index if judge_own else (human.index if human_own else judge.index)
+    return (
+        pd.Series(judge.to_numpy(dtype=object), dtype=object),
+        pd.Series(human.to_numpy(dtype=object), dtype=object),
+        labels,
+    )
+
+
+def _numbers(values: pd.Series, name: str) -> np.ndarray:
+    out = np.empty(len(values), dtype=np.float64)
+    for i, value in enumerate(values.tolist()):
+        if not isinstance(value, numbers.Real):
+            raise TypeError(
+                f"{name}: item {i + 1} of those compared is {value!r}, not a number; "
+                "levels must be numbers (map text labels to levels first)"
+            )
+        f = float(value)
+        if not math.isfinite(f):
+            raise ValueError(f"{name}: item {i + 1} of those compared is {value!r}, not finite")
+        out[i] = f
+    return out
+
+
+def _scale(
+    labels: Sequence[float | int] | None, j: np.ndarray, h: np.ndarray, items: pd.Index
+) -> list[float]:
+    if labels is None:
+        return sorted(set(j.tolist()) | set(h.tolist()))
+    scale = [float(v) for v in labels]
+    if len(set(scale)) != len(scale):
+        raise ValueError(f"labels: each level must appear once, got {list(labels)}")
+    if sorted(scale) != scale:
+        raise ValueError(f"labels: list the levels in order, got {list(labels)}")
+    known = set(scale)
+    for side, values in (("judge", j), ("human", h)):
+        for item, value in zip(items, values.tolist(), strict=True):
+            if value not in known:
+                raise ValueError(
+                    f"{side} score {_as_level(value)} for item {item!r} is not on the scale "
+                    f"{[_as_level(v) for v in scale]}; fix the score or widen labels"
+                )
+    return scale
+
+
+def _as_level(value: float) -> float | int:
+    f = float(value)
+    return int(f) if f.is_integer() else f
+
+
+def to_python(value: Any) -> Any:
+    """numpy scalars to plain Python values, so results serialise as JSON."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _none_if_nan(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
