@@ -7,6 +7,7 @@ Pairwise runs both orders and keeps a winner only when the two orders agree.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from . import schemas
 from .parse import ParseError, extract_json
 from .rubric import Criterion, Rubric
 from .scoring import ScoreError, coerce_level, score
-from .templates import TemplateError, load_builtin
+from .templates import Template, TemplateError, builtin_names, compile_template, load_builtin
 
 if TYPE_CHECKING:
     from .data import Case
@@ -78,6 +79,18 @@ class Outcome:
 
 class _Invalid(Exception):
     """A judge answer that parsed but does not fit the rubric (missing id, bad level...)."""
+
+
+def template_for(name_or_source: str) -> Template:
+    """A built-in prompt by name, or a user's template source compiled once (in the sandbox)."""
+    if name_or_source in _builtin_set():
+        return load_builtin(name_or_source)
+    return compile_template(name_or_source, name="custom critique template")
+
+
+@functools.cache
+def _builtin_set() -> frozenset[str]:
+    return frozenset(builtin_names())
 
 
 # -- building requests -------------------------------------------------------------------------------
@@ -359,7 +372,7 @@ async def critique_pointwise(
         assert rubric is not None
         template = _template_for(metric, rubric, pairwise=False)
         try:
-            text = load_builtin(template).render(
+            text = template_for(template).render(
                 _variables(case, rubric), max_prompt_chars=metric.max_prompt_chars
             )
         except TemplateError as exc:
@@ -481,7 +494,7 @@ async def critique_pairwise(
             ):
                 variables = _variables(case, rubric)
                 variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
-                text = load_builtin(template).render(
+                text = template_for(template).render(
                     variables, max_prompt_chars=metric.max_prompt_chars
                 )
 

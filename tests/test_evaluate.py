@@ -1,0 +1,277 @@
+"""End to end over real HTTP: generation -> revision -> critique -> scores -> summary.
+
+The fake judge server listens on 127.0.0.1; scripted answers are functions of the request body,
+so rendering, JSON schemas, parsing, re-asking, validation and scoring all run for real.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import rubriclab as rl
+from rubriclab.demo import support_frame, support_rubric
+
+from . import judge_scripts
+
+MEETING = (
+    "Summarize the meeting: 'The deadline for code completion is August 15th. Marketing, led by "
+    "Chloe, begins on August 1st. All teams must provide weekly progress reports.'"
+)
+
+
+def _judge(server: Any, **kw: Any) -> rl.Judge:
+    return rl.Judge(server.url, model="judge-model", max_retries=0, **kw)
+
+
+def meeting_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "prompt": [MEETING, MEETING, MEETING],
+            "response": [
+                "Code is due August 15th; marketing (Chloe) starts August 1st; weekly reports.",
+                "The team met. Marketing starts soon.",
+                "Deadline: August 15th.",
+            ],
+        },
+        index=["m1", "m2", "m3"],
+    )
+
+
+def test_generate_revise_critique_score_summarise(fake_judge: Any) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    judge = _judge(fake_judge)
+
+    cases = rl.generate_rubrics(meeting_frame(), metric=rl.metrics.TEXT_QUALITY, judge=judge)
+    first = cases.loc["m1", "rubric"]
+    assert isinstance(first, rl.Rubric)
+    # the near-duplicate deadline question was dropped; the weekly one was added for this prompt
+    assert [c.question for c in first.criteria] == [
+        "Does the response mention the deadline of August 15th?",
+        "Does the response name who leads marketing?",
+        "Is the response a summary rather than a transcript?",
+        "Does the response mention weekly progress reports?",
+    ]
+    assert first["q1"].critical == 1
+    assert cases["rubric_raw_output"].str.contains("```json").all()
+    generation_calls = len(fake_judge.requests)
+    assert generation_calls == 3
+
+    # revision in code: drop the marketing question of row m2
+    revised = cases.loc["m2", "rubric"]
+    cases.at["m2", "rubric"] = rl.Rubric.checklist([revised["q1"], revised["q3"], revised["q4"]])
+
+    result = rl.evaluate(cases, metrics=[rl.metrics.TEXT_QUALITY], judge=judge)
+    assert len(fake_judge.requests) == generation_calls + 3  # no rubric was generated again
+    t = result.table
+    assert list(t.index) == ["m1", "m2", "m3"]
+    assert t.loc["m1", "text_quality/score"] == 1.0
+    assert t.loc["m1", "text_quality/verdict"] == "pass"
+    # m2: misses the deadline (critical) -> fails whatever its total
+    assert t.loc["m2", "text_quality/verdict"] == "fail (q1 below 1)"
+    assert [c["name"] for c in t.loc["m2", "text_quality/criteria"]] == ["q1", "q2", "q3"]
+    assert t.loc["m3", "text_quality/score"] == pytest.approx(2 / 4)
+    crit = t.loc["m3", "text_quality/criteria"][0]
+    assert crit["label"] == "YES" and crit["reasoning"].startswith("Checked")
+    s = result.summary.loc["text_quality"]
+    assert s["n"] == 3 and s["errors"] == 0
+    assert s["mean"] == pytest.approx((1.0 + 2 / 3 + 0.5) / 3)
+    assert s["pass_rate"] == pytest.approx(2 / 3)
+    assert s["calls"] == 3 and s["tokens"] > 0
+    assert not result.is_mock
+
+
+def test_a_judge_with_position_bias_never_wins(fake_judge: Any) -> None:
+    fake_judge.responder = judge_scripts.first_position
+    df = pd.DataFrame(
+        {
+            "prompt": ["q1", "q2", "q3", "q4"],
+            "response": ["short", "a much longer answer", "x", "y y y"],
+            "baseline_model_response": ["a much longer answer", "short", "x x", "y"],
+        }
+    )
+    metric = rl.metrics.PairwiseRubricMetric(
+        name="vs_base", rubric=rl.Rubric.checklist(["Is it right?", "Is it clear?"])
+    )
+    result = rl.evaluate(df, metrics=[metric], judge=_judge(fake_judge))
+    t = result.table
+    assert (t["vs_base/score"] == 0.0).all()
+    assert (t["vs_base/pairwise_choice"] == "tie").all()
+    assert (t["vs_base/swap_consistent"] == False).all()  # noqa: E712
+    assert all(c["winner"] == "tie" for row in t["vs_base/criteria"] for c in row)
+    s = result.summary.loc["vs_base"]
+    assert s["win_rate"] == 0 and s["loss_rate"] == 0 and s["tie_rate"] == 1
+    assert len(fake_judge.requests) == 8  # both orders, every row
+
+
+def test_a_consistent_pairwise_judge_gives_wins_losses_and_per_response_verdicts(
+    fake_judge: Any,
+) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    df = pd.DataFrame(
+        {
+            "prompt": ["p", "p"],
+            "response": ["a long and complete answer", "short"],
+            "baseline_model_response": ["short", "a long and complete answer"],
+        }
+    )
+    metric = rl.metrics.PairwiseRubricMetric(name="pw", rubric=rl.Rubric.checklist(["Complete?"]))
+    t = rl.evaluate(df, metrics=[metric], judge=_judge(fake_judge)).table
+    assert t["pw/score"].tolist() == [0.5, -0.5]
+    assert t["pw/pairwise_choice"].tolist() == ["candidate better", "baseline better"]
+    assert t["pw/swap_consistent"].tolist() == [True, True]
+    assert t.loc[0, "pw/candidate_criteria"][0]["label"] == "YES"
+    assert t.loc[0, "pw/baseline_criteria"][0]["label"] == "NO"
+    assert t["pw/verdict"].tolist() == ["candidate wins", "baseline wins"]
+
+
+BAD_ANSWERS = {
+    "malformed": "I think the answer is good. {verdicts: maybe",
+    "truncated": '{"verdicts": {"q1": {"reasoning": "fine", "verdict": "YE',
+    "off-schema": '{"verdicts": {"q1": {"reasoning": "ok", "verdict": "PERHAPS"}, "q2": {"reasoning": "ok", "verdict": "YES"}}}',
+    "missing-criterion": '```json\n{"verdicts": {"q1": {"reasoning": "ok", "verdict": "YES"}}}\n```',
+}
+
+
+def test_bad_judge_answers_end_as_row_errors_with_raw_text_and_others_still_score(
+    fake_judge: Any,
+) -> None:
+    def responder(body: dict[str, Any]) -> str:
+        prompt = judge_scripts._prompt(body)
+        for kind, answer in BAD_ANSWERS.items():
+            if f"<response>\n{kind}\n</response>" in prompt:
+                return answer
+        return json.dumps(
+            {
+                "verdicts": {q: {"reasoning": "r", "verdict": "YES"} for q in ("q1", "q2")},
+                "rationale": "ok",
+            }
+        )
+
+    fake_judge.responder = responder
+    df = pd.DataFrame({"prompt": ["p"] * 6, "response": [*BAD_ANSWERS, "good one", "good two"]})
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
+    result = rl.evaluate(df, metrics=[metric], judge=_judge(fake_judge))
+    t = result.table
+    for i, (kind, answer) in enumerate(BAD_ANSWERS.items()):
+        assert pd.isna(t.loc[i, "chk/score"]), kind
+        assert t.loc[i, "chk/error"].startswith("unreadable judge answer"), kind
+        assert t.loc[i, "chk/raw_output"] == answer, kind
+    assert "PERHAPS" in t.loc[2, "chk/error"]
+    assert "missing criteria: q2" in t.loc[3, "chk/error"]
+    assert t.loc[4, "chk/score"] == 1.0 and t.loc[5, "chk/score"] == 1.0
+    assert len(fake_judge.requests) == 4 * 2 + 2  # each bad row was asked once more
+    s = result.summary.loc["chk"]
+    assert (s["n"], s["scored"], s["errors"], s["mean"]) == (6, 2, 4, 1.0)
+
+
+def test_a_reask_that_succeeds_scores_the_row(fake_judge: Any) -> None:
+    answers = iter(
+        ["not json at all", json.dumps({"verdicts": {"q1": {"reasoning": "r", "verdict": "NO"}}})]
+    )
+    fake_judge.responder = lambda body: next(answers)
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
+    t = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=_judge(fake_judge)
+    ).table
+    assert t.loc[0, "chk/score"] == 0.0 and pd.isna(t.loc[0, "chk/error"])
+    second = fake_judge.requests[1]["messages"]
+    assert second[1] == {"role": "assistant", "content": "not json at all"}
+    assert "could not be used" in second[2]["content"]
+
+
+def test_an_over_long_prompt_is_refused_on_its_row_without_a_call(fake_judge: Any) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    df = pd.DataFrame({"prompt": ["p", "p"], "response": ["x" * 5_000, "a refund is possible"]})
+    metric = rl.metrics.RubricMetric(name="sup", rubric=support_rubric(), max_prompt_chars=3_000)
+    t = rl.evaluate(df, [metric], judge=_judge(fake_judge)).table
+    assert "3,000" in t.loc[0, "sup/error"] or "3000" in t.loc[0, "sup/error"]
+    assert pd.isna(t.loc[0, "sup/score"])
+    assert t.loc[1, "sup/score"] == 1.0
+    assert len(fake_judge.requests) == 1
+
+
+def test_a_template_with_an_undefined_variable_names_it(fake_judge: Any) -> None:
+    metric = rl.metrics.RubricMetric(
+        name="custom", rubric=rl.Rubric.checklist(["A?"]), template="Judge {{ respons }} please."
+    )
+    t = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=_judge(fake_judge)
+    ).table
+    assert "respons" in t.loc[0, "custom/error"]
+    assert fake_judge.requests == []
+
+
+def test_analytic_rubric_with_critical_criterion_over_http(fake_judge: Any, tmp_path: Path) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    metric = rl.metrics.RubricMetric(name="support", rubric=support_rubric())
+    result = rl.evaluate(support_frame(), [metric], judge=_judge(fake_judge))
+    t = result.table
+    refunds = t["response"].str.lower().str.contains("refund")
+    assert (t.loc[refunds, "support/score"] == 1.0).all()
+    assert (t.loc[~refunds, "support/verdict"] == "fail (accuracy below 2)").all()
+    first = t.loc[0, "support/criteria"][0]
+    assert first["name"] == "accuracy" and first["evidence"] and first["passed_critical"] is False
+    # the request carried a strict JSON schema keyed by criterion ids
+    schema = fake_judge.requests[0]["response_format"]["json_schema"]["schema"]
+    assert list(schema["properties"]["criteria"]["properties"]) == support_rubric().names
+    # and the result survives a save/load round trip
+    path = result.save(tmp_path / "support.jsonl")
+    again = rl.load_result(path)
+    assert again.table["support/criteria"].tolist() == t["support/criteria"].tolist()
+    pd.testing.assert_frame_equal(again.summary, result.summary)
+
+
+def test_missing_columns_and_empty_responses_name_the_row_and_column() -> None:
+    with pytest.raises(ValueError, match="no 'response' column"):
+        rl.evaluate(pd.DataFrame({"prompt": ["p"]}), [rl.metrics.TEXT_QUALITY], judge="mock")
+    with pytest.raises(ValueError, match=r"row 1 \(index 'b'\), column 'response': empty response"):
+        rl.evaluate(
+            pd.DataFrame({"prompt": ["p", "q"], "response": ["r", "  "]}, index=["a", "b"]),
+            [rl.metrics.TEXT_QUALITY],
+            judge="mock",
+        )
+
+
+def test_the_mock_judge_runs_every_built_in_kind_offline_and_says_so() -> None:
+    from rubriclab.demo import car_damage_frame
+
+    result = rl.evaluate(
+        car_damage_frame(),
+        [rl.metrics.MULTIMODAL_UNDERSTANDING, rl.metrics.pairwise.MULTIMODAL_UNDERSTANDING],
+        judge="mock",
+    )
+    assert result.is_mock and "MOCK" in repr(result)
+    t = result.table
+    assert t["multimodal_understanding/error"].isna().all()
+    assert t["pairwise_multimodal_understanding/score"].isin([1.0, 0.5, 0.0, -0.5, -1.0]).all()
+    assert t["image_description"].str.contains("mock", case=False).all()
+
+
+def test_samples_vote_per_criterion() -> None:
+    metric = rl.metrics.RubricMetric(name="v", rubric=support_rubric(), samples=3)
+    t = rl.evaluate(support_frame().head(2), [metric], judge="mock").table
+    for row in t["v/criteria"]:
+        for crit in row:
+            assert sum(crit["votes"].values()) == 3
+            top = max(crit["votes"].values())
+            assert crit["votes"][str(crit["level"])] == top
+    assert all(len(raw) == 3 for raw in t["v/raw_output"])
+
+
+def test_model_generates_responses_first_and_a_failing_model_row_is_kept() -> None:
+    def model(prompt: str) -> str:
+        if "boom" in prompt:
+            raise RuntimeError("model exploded")
+        return f"Answer to {prompt}"
+
+    df = pd.DataFrame({"prompt": ["hello", "boom"]})
+    metric = rl.metrics.RubricMetric(name="q", rubric=rl.Rubric.checklist(["Polite?"]))
+    t = rl.evaluate(df, [metric], judge="mock", model=model).table
+    assert t.loc[0, "response"] == "Answer to hello"
+    assert pd.isna(t.loc[0, "q/error"])
+    assert "model exploded" in t.loc[1, "q/error"]
