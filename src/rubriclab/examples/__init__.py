@@ -1,0 +1,1 @@
+"""Small example data shipped with rubriclab (read with ``importlib.resources``)."""
