@@ -204,8 +204,8 @@ def test_a_score_off_the_scale_names_the_item() -> None:
 
 
 def test_text_levels_are_refused_with_a_hint() -> None:
-    with pytest.raises(TypeError, match="not a number"):
-        rl.agreement(["good", "bad"], [1, 2])
+    with pytest.raises(TypeError, match="judge_scores: item 2 is 'bad', not a number"):
+        rl.agreement([3, "bad"], [1, 2])
 
 
 def test_to_dict_is_json_ready() -> None:

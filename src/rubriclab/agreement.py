@@ -166,9 +166,9 @@ def agreement(
     judge, human, item_labels = _paired(judge_scores, human_scores)
     missing = pd.isna(judge.to_numpy()) | pd.isna(human.to_numpy())
     keep = ~missing
-    j = _numbers(judge[keep], "judge_scores")
-    h = _numbers(human[keep], "human_scores")
     items = item_labels[keep]
+    j = _numbers(judge[keep], "judge_scores", items)
+    h = _numbers(human[keep], "human_scores", items)
     if len(j) == 0:
         raise ValueError(
             f"no item has both a judge score and a human score ({int(missing.sum())} dropped "
@@ -322,17 +322,17 @@ def _paired(judge_scores: Any, human_scores: Any) -> tuple[pd.Series, pd.Series,
     )
 
 
-def _numbers(values: pd.Series, name: str) -> np.ndarray:
+def _numbers(values: pd.Series, name: str, items: pd.Index) -> np.ndarray:
     out = np.empty(len(values), dtype=np.float64)
-    for i, value in enumerate(values.tolist()):
+    for i, (item, value) in enumerate(zip(items, values.tolist(), strict=True)):
         if not isinstance(value, numbers.Real):
             raise TypeError(
-                f"{name}: item {i + 1} of those compared is {value!r}, not a number; "
+                f"{name}: item {item!r} is {value!r}, not a number; "
                 "levels must be numbers (map text labels to levels first)"
             )
         f = float(value)
         if not math.isfinite(f):
-            raise ValueError(f"{name}: item {i + 1} of those compared is {value!r}, not finite")
+            raise ValueError(f"{name}: item {item!r} is {value!r}, not a finite number")
         out[i] = f
     return out
 
