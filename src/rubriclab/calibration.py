@@ -199,6 +199,9 @@ def pairwise_agreement(
     judged counts three times, as in the paper. ``human_vs_human`` counts every two votes by
     different people (``rater`` column) on the pairs the judge was compared on; the human
     frame should hold one kind of rater (MT-Bench's "human" is the ``expert_*`` votes).
+    ``rater`` names the human frame's column saying who voted (MT-Bench's ``judge``; ignored
+    when that default column is absent): it labels disagreements and keeps a person from being
+    compared with themselves.
     """
     keys = _key_list(on)
     j = _normalise_verdicts(judge, "judge", keys, pair, verdict, None)
