@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "Span": "traces",
     "Trace": "traces",
     "load_traces": "traces",
+    "TraceError": "traces",
     "display_eval_result": "display",
     "display_explanations": "display",
     "ResultTable": "widgets",

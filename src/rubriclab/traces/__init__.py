@@ -1,0 +1,37 @@
+"""Agent traces as one canonical model: ``Span`` and ``Trace``, and loaders for what agents emit.
+
+Agents are traced in several dialects: OpenTelemetry OTLP JSON following the GenAI semantic
+conventions (``gen_ai.*`` attributes, message events, ``gen_ai.input.messages``), OpenInference
+(``llm.input_messages.*``, ``tool.*``, ``input.value``), and plain span dicts. A judge template
+should not care which: every loader lands on the same ``Span``/``Trace``, so
+``{{ input_trace.roots()[0].output_messages[-1].text }}`` reads the same run whatever emitted it.
+
+The models are bound raw into user-written Jinja2 templates, so everything a template can reach
+is read-only: plain fields, properties and pure methods. The few methods that build objects from
+outside data or hand back objects with writing methods (a DataFrame) are marked
+``jinja2.sandbox.unsafe`` so the sandbox refuses them; files are read only by the module-level
+:func:`load_traces` and :func:`example_trace`, which templates never see.
+"""
+
+from ._base import SPAN_KINDS, SpanKind, TraceError, TraceWarning
+from ._load import TraceFormat, example_trace, load_traces
+from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
+from ._tree import Trace
+
+__all__ = [
+    "SPAN_KINDS",
+    "ContentPart",
+    "Message",
+    "Span",
+    "SpanEvent",
+    "SpanKind",
+    "SpanStatus",
+    "TokenUsage",
+    "ToolCall",
+    "Trace",
+    "TraceError",
+    "TraceFormat",
+    "TraceWarning",
+    "example_trace",
+    "load_traces",
+]
