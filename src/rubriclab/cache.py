@@ -1,0 +1,288 @@
+"""Response cache: identical requests are answered once, so re-runs and resumes are free.
+
+The key hashes everything that can change an answer (endpoint, model, messages, response
+format, sampling params, sample index) and nothing secret (no key, no headers). Only
+successes are stored. SQLite in WAL mode lets several processes share one file; a corrupt
+file is set aside and rebuilt, and a cache that breaks mid-run is switched off with a
+warning instead of failing the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, Union
+
+from .judges.base import Request, Usage
+
+__all__ = [
+    "Cache",
+    "CacheArg",
+    "CacheEntry",
+    "CacheError",
+    "MemoryCache",
+    "ResponseCache",
+    "cache_key",
+    "default_cache_path",
+    "open_cache",
+]
+
+_CHUNK = 500
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    total_tokens INTEGER NOT NULL,
+    finish_reason TEXT,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+
+class CacheError(RuntimeError):
+    """The cache file cannot be used at all (e.g. its folder is not writable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    text: str
+    usage: Usage
+    model: str
+    finish_reason: str | None = None
+
+
+class ResponseCache(Protocol):
+    def get_many(self, keys: Iterable[str]) -> dict[str, CacheEntry]: ...
+
+    def put(self, key: str, entry: CacheEntry) -> None: ...
+
+    def describe(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
+CacheArg = Union[None, bool, str, "os.PathLike[str]", ResponseCache]
+
+
+def cache_key(endpoint: str, model: str, request: Request, settings: Mapping[str, Any]) -> str:
+    """Hex digest of everything that can change the answer (never the key or headers)."""
+    material = [
+        endpoint,
+        model,
+        request.messages,
+        request.response_format,
+        request.sample,
+        {**settings, **request.params},
+    ]
+    blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def default_cache_path() -> Path:
+    """``$RUBRICLAB_CACHE`` if set, else the user cache folder."""
+    explicit = os.environ.get("RUBRICLAB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rubriclab" / "judge-cache.sqlite3"
+
+
+def open_cache(arg: CacheArg) -> ResponseCache | None:
+    """None: a memory cache for this judge; False: none; True: the default file; a path: it."""
+    if arg is None:
+        return MemoryCache()
+    if arg is False:
+        return None
+    if arg is True:
+        return Cache(default_cache_path())
+    if isinstance(arg, (str, os.PathLike)):
+        return Cache(arg)
+    if all(hasattr(arg, name) for name in ("get_many", "put", "describe", "close")):
+        return arg
+    raise TypeError(
+        "cache= takes None (memory), False (off), True (default file), a path, or a Cache"
+    )
+
+
+class MemoryCache:
+    """Per-judge, per-process cache: an interrupted notebook cell resumes on re-run."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, CacheEntry] = {}
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, CacheEntry]:
+        data = self._data
+        with self._lock:
+            return {k: data[k] for k in keys if k in data}
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        with self._lock:
+            self._data[key] = entry
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def describe(self) -> str:
+        return "memory cache of this Judge (kept until the Python process ends)"
+
+    def close(self) -> None:
+        return None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+class Cache:
+    """SQLite file cache, safe for concurrent writers (threads and processes)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._lock = threading.Lock()
+        self._broken = False
+        self._conn = self._open()
+
+    # -- opening and recovery ------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(
+                f"cannot create the cache folder {str(self.path.parent)!r} ({exc.strerror}): "
+                "pass cache=PATH somewhere writable, or cache=False"
+            ) from None
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not self.path.exists():
+                raise CacheError(f"cannot open cache {str(self.path)!r}: {exc}") from None
+            aside = self._set_aside()
+            warnings.warn(
+                f"rubriclab: the cache file {str(self.path)!r} was unreadable ({exc}); it was "
+                f"moved to {str(aside)!r} and a new cache was started",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            try:
+                return self._connect()
+            except sqlite3.DatabaseError as again:
+                raise CacheError(f"cannot rebuild cache {str(self.path)!r}: {again}") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+            conn.execute("SELECT key FROM replies LIMIT 1").fetchall()
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
+        return conn
+
+    def _set_aside(self) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        self.path.replace(aside)
+        for suffix in ("-wal", "-shm"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                side.unlink()
+        return aside
+
+    def _fail(self, exc: sqlite3.Error) -> None:
+        if not self._broken:
+            self._broken = True
+            warnings.warn(
+                f"rubriclab: the cache {str(self.path)!r} failed ({exc}); caching is off for "
+                "the rest of this session and the run goes on",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+
+    # -- reading and writing -------------------------------------------------------------
+    def get_many(self, keys: Iterable[str]) -> dict[str, CacheEntry]:
+        wanted = list(keys)
+        found: dict[str, CacheEntry] = {}
+        if self._broken or not wanted:
+            return found
+        try:
+            with self._lock:
+                for start in range(0, len(wanted), _CHUNK):
+                    chunk = wanted[start : start + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._conn.execute(
+                        "SELECT key, model, text, prompt_tokens, completion_tokens, "
+                        f"total_tokens, finish_reason FROM replies WHERE key IN ({marks})",
+                        chunk,
+                    ).fetchall()
+                    for key, model, text, p, c, t, finish in rows:
+                        found[key] = CacheEntry(text, Usage(p, c, t), model, finish)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+            return {}
+        return found
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        if self._broken:
+            return
+        u = entry.usage
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        entry.model,
+                        entry.text,
+                        u.prompt_tokens,
+                        u.completion_tokens,
+                        u.total_tokens,
+                        entry.finish_reason,
+                        time.time(),
+                    ),
+                )
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._conn.execute("SELECT count(*) FROM replies").fetchone()
+        return int(count)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM replies")
+
+    def describe(self) -> str:
+        return f"cache file {str(self.path)!r}"
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.path)!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": str(self.path)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]

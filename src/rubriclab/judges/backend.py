@@ -1,0 +1,57 @@
+"""What the engine asks of a transport: one attempt in, one outcome out, never an exception.
+
+Retries, limits, caching and accounting live in the engine (``rubriclab.runner``); a backend
+only knows how to make a single attempt and classify what happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from .base import ErrorType, Request, Usage
+
+__all__ = ["Backend", "Failure", "Outcome", "Session", "Success"]
+
+
+@dataclass(frozen=True, slots=True)
+class Success:
+    text: str
+    usage: Usage
+    model: str
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    type: ErrorType
+    message: str
+    status: int | None = None
+    raw: str | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+    format_rejected: bool = False
+    """The endpoint refused ``response_format``: the engine retries once without it."""
+
+
+Outcome = Success | Failure
+
+
+class Session(Protocol):
+    """Per-event-loop state of a backend (an HTTP connection pool, or nothing for the mock)."""
+
+    async def send(self, request: Request, format_level: int) -> Outcome:
+        """Make one attempt. ``format_level``: 2 = as asked, 1 = json_object only, 0 = none."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Backend(Protocol):
+    is_mock: bool
+
+    def open_session(self) -> Session:
+        """Create the per-loop session; called inside the event loop that will use it."""
+        ...
+
+    def describe(self) -> str: ...

@@ -1,0 +1,290 @@
+"""``Judge``: the one object notebooks hold. Settings in, replies out; the engine does the work.
+
+A judge never raises for a failed call (the reply carries the error); it raises only for bad
+input or a configuration it cannot use, with one line that says what to set.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..cache import CacheArg, ResponseCache, open_cache
+from ..pricing import PricesArg, resolve_prices
+from ..runner import Engine, RetryPolicy, RunStats, run_sync
+from .backend import Backend
+from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerce_request
+from .mock import MockBackend
+from .specs import Endpoint, parse_spec
+
+__all__ = ["Judge", "get_judge", "set_judge"]
+
+
+class Judge:
+    """A judge model behind an OpenAI-compatible endpoint, or the offline mock.
+
+    ``Judge("openai:gpt-4o-mini")``, ``Judge("gemini:gemini-2.0-flash")``,
+    ``Judge("ollama:qwen2.5:7b")``, ``Judge("http://127.0.0.1:8000/v1", model="m")``,
+    ``Judge("mock")``. ``cache``: None keeps answers in memory for this judge (an interrupted
+    cell resumes on re-run), True uses the default cache file, a path uses that file, False
+    turns caching off.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        temperature: float | None = 0.0,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        max_concurrency: int = 16,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        cache: CacheArg = None,
+        headers: Mapping[str, str] | None = None,
+        prices: PricesArg = None,
+        params: Mapping[str, Any] | None = None,
+        transport: str = "auto",
+        backoff_base: float = 0.5,
+        backoff_cap: float = 30.0,
+        retry_after_cap: float = 60.0,
+    ) -> None:
+        endpoint = parse_spec(spec, model, api_key)
+        config: dict[str, Any] = {
+            "spec": spec,
+            "temperature": temperature,
+            "seed": seed,
+            "max_tokens": max_tokens,
+            "max_concurrency": max_concurrency,
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "headers": dict(headers or {}),
+            "prices": prices,
+            "params": dict(params or {}),
+            "transport": transport,
+            "backoff_base": backoff_base,
+            "backoff_cap": backoff_cap,
+            "retry_after_cap": retry_after_cap,
+        }
+        _check_config(config)
+        self._build(endpoint, config, open_cache(cache))
+
+    def _build(
+        self, endpoint: Endpoint, config: dict[str, Any], cache: ResponseCache | None
+    ) -> None:
+        self._endpoint = endpoint
+        self._config = config
+        self.spec: str = config["spec"]
+        self.model: str = endpoint.model
+        self.provider: str = endpoint.provider
+        self.base_url: str | None = endpoint.base_url
+        self.temperature: float | None = config["temperature"]
+        self.seed: int | None = config["seed"]
+        self.max_tokens: int | None = config["max_tokens"]
+        self.max_concurrency: int = config["max_concurrency"]
+        self.timeout: float = config["timeout"]
+        self.max_retries: int = config["max_retries"]
+        self.cache: ResponseCache | None = cache
+        backend: Backend
+        if endpoint.is_mock:
+            backend = MockBackend(endpoint.model)
+        else:
+            from .openai import OpenAIBackend  # httpx loads only when a real judge is built
+
+            backend = OpenAIBackend(
+                endpoint,
+                temperature=self.temperature,
+                seed=self.seed,
+                max_tokens=self.max_tokens,
+                params=config["params"],
+                headers=config["headers"],
+                timeout=self.timeout,
+                max_concurrency=self.max_concurrency,
+                transport=config["transport"],
+            )
+        self._backend = backend
+        settings = {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            **config["params"],
+        }
+        self._engine = Engine(
+            backend,
+            model=endpoint.model,
+            endpoint_id=endpoint.base_url or endpoint.provider,
+            max_concurrency=self.max_concurrency,
+            retry=RetryPolicy(
+                config["max_retries"],
+                config["backoff_base"],
+                config["backoff_cap"],
+                config["retry_after_cap"],
+            ),
+            cache=cache,
+            settings=settings,
+            prices=resolve_prices(config["prices"], endpoint.model),
+            local=endpoint.local,
+        )
+
+    # -- what it is ----------------------------------------------------------------------
+    @property
+    def is_mock(self) -> bool:
+        return self._backend.is_mock
+
+    @property
+    def transport(self) -> str:
+        """'httpx' or 'aiohttp' for HTTP judges, 'mock' for the mock."""
+        return str(getattr(self._backend, "transport", "mock"))
+
+    @property
+    def last_run(self) -> RunStats:
+        """Calls, cache hits, errors, tokens, cost and wall time of the latest run."""
+        return self._engine.last_run
+
+    def describe(self) -> str:
+        """One line for logs and result metadata; never contains the key."""
+        t = "default" if self.temperature is None else f"{self.temperature:g}"
+        cache = self.cache.describe() if self.cache is not None else "no cache"
+        return (
+            f"{self._backend.describe()}; temperature {t}, concurrency {self.max_concurrency}, "
+            f"timeout {self.timeout:g}s, retries {self.max_retries}, {cache}"
+        )
+
+    def __repr__(self) -> str:
+        model = "" if self.is_mock or self.spec.endswith(self.model) else f", model={self.model!r}"
+        return f"Judge({self.spec!r}{model})"
+
+    # -- calls ---------------------------------------------------------------------------
+    def complete(
+        self,
+        messages: Messages | str,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Reply:
+        """One call, sync. Works in scripts and inside Jupyter; never raises for a failed call."""
+        request = coerce_request(Request(_messages(messages), response_format, sample))
+        return run_sync(self._engine.complete(request))
+
+    async def acomplete(
+        self,
+        messages: Messages | str,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Reply:
+        request = coerce_request(Request(_messages(messages), response_format, sample))
+        return await self._engine.complete(request)
+
+    def map(
+        self, requests: Iterable[RequestLike], progress: bool = True, desc: str = "judging"
+    ) -> list[Reply]:
+        """Many calls concurrently; replies in input order, failures as replies with errors."""
+        batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        return run_sync(self._engine.run(batch, progress=progress, desc=desc))
+
+    async def amap(
+        self, requests: Iterable[RequestLike], progress: bool = True, desc: str = "judging"
+    ) -> list[Reply]:
+        batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        return await self._engine.run(batch, progress=progress, desc=desc)
+
+    # -- lifetime ------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close the connection pool of the running loop (sync calls close theirs)."""
+        await self._engine.aclose()
+
+    async def __aenter__(self) -> Judge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The endpoint's Secret pickles as a pointer to its env var, never as the key.
+        return {"endpoint": self._endpoint, "config": self._config, "cache": self.cache}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._build(state["endpoint"], state["config"], state["cache"])
+
+
+def _messages(messages: Messages | str) -> Messages:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return messages
+
+
+def _check_config(config: Mapping[str, Any]) -> None:
+    def positive_int(name: str) -> None:
+        value = config[name]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise JudgeConfigError(f"{name} must be an integer >= 1, got {value!r}")
+
+    positive_int("max_concurrency")
+    retries = config["max_retries"]
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise JudgeConfigError(f"max_retries must be an integer >= 0, got {retries!r}")
+    timeout = config["timeout"]
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise JudgeConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    temperature = config["temperature"]
+    if temperature is not None and (
+        not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2
+    ):
+        raise JudgeConfigError(f"temperature must be between 0 and 2, got {temperature!r}")
+    if config["max_tokens"] is not None:
+        positive_int("max_tokens")
+    seed = config["seed"]
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise JudgeConfigError(f"seed must be an integer, got {seed!r}")
+    for name in ("backoff_base", "backoff_cap", "retry_after_cap"):
+        value = config[name]
+        if not isinstance(value, (int, float)) or value < 0:
+            raise JudgeConfigError(f"{name} must be a number >= 0, got {value!r}")
+    if config["transport"] not in ("auto", "httpx", "aiohttp"):
+        raise JudgeConfigError(
+            f"transport must be 'auto', 'httpx' or 'aiohttp', got {config['transport']!r}"
+        )
+
+
+# -- the default judge ---------------------------------------------------------------------
+
+_default: Judge | None = None
+_from_env: tuple[str, Judge] | None = None
+_default_lock = threading.Lock()
+
+
+def set_judge(judge: Judge | str | None) -> Judge | None:
+    """Make ``judge`` (or a spec) the default for every call that names no judge."""
+    global _default
+    value = Judge(judge) if isinstance(judge, str) else judge
+    if value is not None and not isinstance(value, Judge):
+        raise TypeError(f"set_judge() takes a Judge, a spec string or None, not {type(judge)}")
+    with _default_lock:
+        _default = value
+    return value
+
+
+def get_judge(judge: Judge | str | None = None) -> Judge:
+    """``judge`` if given, else the one from ``set_judge``, else ``$RUBRICLAB_JUDGE``."""
+    global _from_env
+    if isinstance(judge, Judge):
+        return judge
+    if isinstance(judge, str):
+        return Judge(judge)
+    if judge is not None:
+        raise TypeError(f"expected a Judge or a spec string, got {type(judge).__name__}")
+    with _default_lock:
+        if _default is not None:
+            return _default
+        spec = os.environ.get("RUBRICLAB_JUDGE", "").strip()
+        if not spec:
+            raise JudgeConfigError(
+                "no judge set: call rl.set_judge(rl.Judge('openai:gpt-4o-mini')) or set "
+                "RUBRICLAB_JUDGE (e.g. RUBRICLAB_JUDGE=mock to run offline)"
+            )
+        if _from_env is None or _from_env[0] != spec:
+            _from_env = (spec, Judge(spec))
+        return _from_env[1]

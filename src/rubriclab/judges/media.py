@@ -1,0 +1,78 @@
+"""Images as OpenAI content parts: URLs pass through, local files are read and base64-encoded.
+
+Multimodal rubrics put these parts in a user message's ``content`` list.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["image_part"]
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+)
+
+
+def _sniff(data: bytes) -> str | None:
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    head = data[:256].lstrip().lower()
+    if head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in data[:1024]):
+        return "image/svg+xml"
+    return None
+
+
+def image_part(
+    source: str | os.PathLike[str] | bytes, *, detail: str | None = None
+) -> dict[str, Any]:
+    """An ``{"type": "image_url", ...}`` part from an http(s) URL, a data URI, a path or bytes."""
+    if isinstance(source, bytes):
+        url = _data_uri(source, None, "the given bytes")
+    elif isinstance(source, str) and source.startswith(("http://", "https://", "data:")):
+        if source.startswith("data:") and ";base64," not in source[:100]:
+            raise ValueError("image data URI must be base64: 'data:image/png;base64,...'")
+        url = source
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source).expanduser()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise ValueError(
+                f"image file {str(path)!r} cannot be read ({reason}): pass an http(s) URL, "
+                "a data: URI, or the path of a readable image file"
+            ) from None
+        url = _data_uri(data, mimetypes.guess_type(path.name)[0], repr(str(path)))
+    else:
+        raise TypeError(
+            f"image_part() takes a URL, data URI, file path or bytes, not {type(source).__name__}"
+        )
+    image: dict[str, Any] = {"url": url}
+    if detail is not None:
+        if detail not in ("auto", "low", "high"):
+            raise ValueError(f"detail must be 'auto', 'low' or 'high', got {detail!r}")
+        image["detail"] = detail
+    return {"type": "image_url", "image_url": image}
+
+
+def _data_uri(data: bytes, guessed: str | None, what: str) -> str:
+    if not data:
+        raise ValueError(f"image file {what} is empty")
+    mime = _sniff(data) or guessed
+    if mime is None or not mime.startswith("image/"):
+        raise ValueError(
+            f"image file {what} is not a recognised image (png, jpeg, gif, webp, bmp, svg)"
+        )
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

@@ -1,0 +1,323 @@
+"""One attempt at an OpenAI-compatible ``/chat/completions`` call over httpx, classified.
+
+A session holds one pooled ``httpx.AsyncClient`` (pool = the judge's concurrency) per event
+loop. Every failure becomes a ``Failure`` saying whether a retry can help; the engine decides
+what to do with it. Text from the endpoint is scrubbed of the API key before it is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from .backend import Failure, Outcome, Success
+from .base import ErrorType, Request, Usage
+from .secret import Secret
+from .specs import Endpoint
+
+__all__ = ["TRANSPORTS", "OpenAIBackend", "default_transport", "parse_retry_after"]
+
+TRANSPORTS = ("auto", "httpx", "aiohttp")
+_RAW_LIMIT = 4000
+_FORMAT_WORDS = ("response_format", "json_schema", "json schema", "response format", "json mode")
+_RETRY_STATUS = frozenset({408, 409, 425, 429})
+
+
+def default_transport() -> str:
+    """'aiohttp' when httpx-aiohttp is installed (it measured faster), else 'httpx'."""
+    try:
+        import httpx_aiohttp  # noqa: F401
+    except ImportError:
+        return "httpx"
+    return "aiohttp"
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class OpenAIBackend:
+    """Chat completions against ``endpoint.base_url``; settings shared by all its sessions."""
+
+    is_mock = False
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        temperature: float | None,
+        seed: int | None,
+        max_tokens: int | None,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+        timeout: float,
+        max_concurrency: int,
+        transport: str = "auto",
+    ) -> None:
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {TRANSPORTS}, got {transport!r}")
+        self.endpoint = endpoint
+        self.model = endpoint.model
+        self.url = f"{endpoint.base_url}/chat/completions"
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.params = dict(params or {})
+        self.extra_headers = dict(headers or {})
+        self.timeout = timeout
+        self.max_concurrency = max_concurrency
+        self.transport = default_transport() if transport == "auto" else transport
+
+    @property
+    def key(self) -> Secret:
+        return self.endpoint.key
+
+    def describe(self) -> str:
+        key = self.endpoint.key
+        if key.env:
+            who = f"key from ${key.env}" if key else f"${key.env} not set"
+        else:
+            who = "explicit key" if key else "no key"
+        return f"{self.endpoint.provider} {self.model!r} at {self.endpoint.base_url} ({who})"
+
+    def open_session(self) -> _HTTPSession:
+        return _HTTPSession(self)
+
+
+class _HTTPSession:
+    def __init__(self, backend: OpenAIBackend) -> None:
+        self.backend = backend
+        self.client = self._client(backend)
+
+    @staticmethod
+    def _client(backend: OpenAIBackend) -> httpx.AsyncClient:
+        size = backend.max_concurrency
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "user-agent": "rubriclab",
+            **{k.lower(): v for k, v in backend.extra_headers.items()},
+        }
+        key = backend.key.reveal()
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        timeout = httpx.Timeout(backend.timeout)
+        if backend.transport == "aiohttp":
+            try:
+                from httpx_aiohttp import AiohttpTransport
+            except ImportError:  # fall back rather than fail: both speak the same API
+                pass
+            else:
+                return httpx.AsyncClient(
+                    transport=AiohttpTransport(limits=limits),
+                    headers=headers,
+                    timeout=timeout,
+                )
+        return httpx.AsyncClient(limits=limits, headers=headers, timeout=timeout)
+
+    def body(self, request: Request, format_level: int) -> dict[str, Any]:
+        b = self.backend
+        body: dict[str, Any] = {"model": b.model, "messages": list(request.messages)}
+        if b.temperature is not None:
+            body["temperature"] = b.temperature
+        if b.seed is not None:
+            body["seed"] = b.seed + request.sample  # distinct samples stay distinct
+        if b.max_tokens is not None:
+            body["max_tokens"] = b.max_tokens
+        body.update(b.params)
+        body.update(request.params)
+        fmt = request.response_format
+        if fmt is not None and format_level > 0:
+            body["response_format"] = (
+                dict(fmt)
+                if format_level >= 2 or fmt.get("type") != "json_schema"
+                else {"type": "json_object"}
+            )
+        return body
+
+    async def send(self, request: Request, format_level: int) -> Outcome:
+        content = json.dumps(self.body(request, format_level)).encode()
+        try:
+            response = await self._post(content)
+        except asyncio.CancelledError:
+            raise
+        except (httpx.TimeoutException, TimeoutError):
+            return Failure(
+                "timeout",
+                f"no answer from {self.backend.url} within {self.backend.timeout:g}s",
+                retryable=True,
+            )
+        except httpx.ConnectError as exc:
+            return Failure(
+                "connect",
+                f"cannot connect to {self.backend.endpoint.base_url} ({_line(exc)}): "
+                "is the server running and the base URL right?",
+                retryable=True,
+            )
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            return Failure("connect", f"bad base URL {self.backend.endpoint.base_url!r}: {exc}")
+        except httpx.TransportError as exc:
+            return Failure(
+                "transport",
+                self.backend.key.scrub(f"{type(exc).__name__}: {_line(exc)}"),
+                retryable=True,
+            )
+        return self._classify(response, request, format_level)
+
+    async def _post(self, content: bytes) -> httpx.Response:
+        # httpx's timeouts bound each read; the deadline bounds the whole call, so a server
+        # that trickles bytes cannot hold a slot forever.
+        deadline = self.backend.timeout
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(deadline):
+                return await self.client.post(self.backend.url, content=content)
+        return await asyncio.wait_for(  # pragma: no cover - Python 3.10
+            self.client.post(self.backend.url, content=content), deadline
+        )
+
+    def _classify(self, response: httpx.Response, request: Request, format_level: int) -> Outcome:
+        status = response.status_code
+        raw = response.content
+        if status == 200:
+            return self._parse_ok(raw)
+        scrub = self.backend.key.scrub
+        text = scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
+        detail = scrub(_error_message(raw)) or response.reason_phrase or "no detail"
+        retry_after = parse_retry_after(response.headers)
+        if status == 429:
+            return Failure(
+                "rate_limited", f"rate limited: {detail}", status, text, True, retry_after
+            )
+        if status >= 500:
+            return Failure("server_error", detail, status, text, True, retry_after)
+        if status == 400:
+            asked = request.response_format is not None and format_level > 0
+            lowered = text.lower()
+            if asked and any(w in lowered for w in _FORMAT_WORDS):
+                return Failure("bad_request", detail, status, text, format_rejected=True)
+            return Failure("bad_request", detail, status, text)
+        if status in (401, 403):
+            env = self.backend.key.env
+            fix = f"set {env} to a valid key" if env else "pass a valid api_key="
+            return Failure(
+                "auth", f"the endpoint rejected the API key (HTTP {status}): {fix}", status, text
+            )
+        if status == 404:
+            return Failure(
+                "not_found",
+                f"HTTP 404 from {self.backend.url}: check the base URL and that model "
+                f"{self.backend.model!r} exists ({detail})",
+                status,
+                text,
+            )
+        return Failure("http_error", detail, status, text, status in _RETRY_STATUS, retry_after)
+
+    def _parse_ok(self, raw: bytes) -> Outcome:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return Failure(
+                "malformed_response",
+                "the endpoint answered HTTP 200 with a body that is not JSON",
+                200,
+                self.backend.key.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+                retryable=True,
+            )
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            kind: ErrorType = (
+                "empty_response" if isinstance(choices, list) else "malformed_response"
+            )
+            return Failure(
+                kind,
+                "the endpoint answered with no choices",
+                200,
+                self.backend.key.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+                retryable=True,
+            )
+        choice = choices[0]
+        message = choice.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # some servers return content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict)) or None
+        if not isinstance(content, str):
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            raw_text = self.backend.key.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
+            if isinstance(refusal, str) and refusal:
+                return Failure("refusal", f"the model refused: {refusal[:200]}", 200, raw_text)
+            return Failure(
+                "empty_response", "the answer had no message content", 200, raw_text, True
+            )
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            p = _count(usage.get("prompt_tokens"))
+            c = _count(usage.get("completion_tokens"))
+            t = _count(usage.get("total_tokens")) or p + c
+            counted = Usage(p, c, t)
+        else:
+            counted = Usage()
+        model = data.get("model")
+        return Success(
+            content,
+            counted,
+            model if isinstance(model, str) and model else self.backend.model,
+            choice.get("finish_reason"),
+        )
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _error_message(raw: bytes) -> str:
+    """The human part of an OpenAI-style error body, else a trimmed first line."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return " ".join(raw[:300].decode("utf-8", "replace").split())
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return " ".join(err["message"].split())[:500]
+        if isinstance(err, str):
+            return err[:500]
+        if isinstance(data.get("message"), str):
+            return str(data["message"])[:500]
+    return " ".join(raw[:300].decode("utf-8", "replace").split())

@@ -1,0 +1,89 @@
+"""Judge specs ("openai:gpt-4o-mini", "ollama:qwen2.5:7b", "mock", a base URL) -> endpoints.
+
+Every way a spec can be wrong ends in one ``JudgeConfigError`` line that says what to set.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .base import JudgeConfigError
+from .secret import Secret
+
+__all__ = ["PROVIDERS", "Endpoint", "parse_spec"]
+
+
+@dataclass(frozen=True)
+class _Provider:
+    base_url: str
+    key_env: str | None
+    base_env: str | None = None  # env var that overrides the base URL
+    local: bool = False
+
+
+PROVIDERS: dict[str, _Provider] = {
+    "openai": _Provider("https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "gemini": _Provider(
+        "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"
+    ),
+    "ollama": _Provider("http://127.0.0.1:11434/v1", None, "OLLAMA_BASE_URL", local=True),
+}
+
+_USAGE = (
+    "use 'openai:MODEL', 'gemini:MODEL', 'ollama:MODEL', 'mock', or a base URL such as "
+    "'http://127.0.0.1:8000/v1' with model='...'"
+)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where calls go. ``provider`` is 'openai', 'gemini', 'ollama', 'url' or 'mock'."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    key: Secret
+    local: bool = False
+
+    @property
+    def is_mock(self) -> bool:
+        return self.provider == "mock"
+
+
+def parse_spec(spec: str, model: str | None = None, api_key: str | None = None) -> Endpoint:
+    """Resolve a spec and optional overrides; raise one clear line when something is missing."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise JudgeConfigError(f"judge spec must be a non-empty string: {_USAGE}")
+    spec = spec.strip()
+    explicit = Secret(api_key) if api_key else None
+
+    if spec == "mock" or spec.startswith("mock:"):
+        name = spec.partition(":")[2] or model or "mock"
+        return Endpoint("mock", name, None, Secret(None), local=True)
+
+    if spec.startswith(("http://", "https://")):
+        if not model:
+            raise JudgeConfigError(
+                f"Judge({spec!r}) needs model='...': the endpoint does not say which model to use"
+            )
+        return Endpoint("url", model, spec.rstrip("/"), explicit or Secret(None))
+
+    provider, sep, rest = spec.partition(":")
+    if not sep or provider not in PROVIDERS:
+        raise JudgeConfigError(f"unknown judge spec {spec!r}: {_USAGE}")
+    model_name = rest or model
+    if not model_name:
+        raise JudgeConfigError(f"judge spec {spec!r} names no model: write '{provider}:MODEL'")
+    info = PROVIDERS[provider]
+    base: str = (os.environ.get(info.base_env) if info.base_env else None) or info.base_url
+    if info.key_env is None:
+        key = explicit or Secret(None)
+    else:
+        key = explicit or Secret.from_env(info.key_env)
+        if not key:
+            raise JudgeConfigError(
+                f"{info.key_env} is not set: export {info.key_env}=... (or pass api_key=...) "
+                f"to use {provider}:{model_name}, or use Judge('mock') to run offline"
+            )
+    return Endpoint(provider, model_name, base.rstrip("/"), key, local=info.local)

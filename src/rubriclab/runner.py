@@ -1,0 +1,629 @@
+"""The async engine every judge call goes through.
+
+It bounds the number of calls in flight (and adapts that bound when the endpoint rate-limits:
+halve on 429, grow back by one per window of successes, never above the configured limit),
+retries what a retry can fix (429, 5xx, timeouts, dropped connections, malformed bodies) with
+full-jitter exponential backoff or the server's Retry-After, answers repeats from the cache,
+shows progress, and counts tokens and cost. A call that still fails comes back as a reply with
+its error; only cancellation (Ctrl-C, task.cancel()) stops a run, and then every finished call
+is already in the cache so the same run resumes where it stopped.
+
+``run_sync`` is the one way sync code runs a coroutine: in a plain script it uses
+``asyncio.run``; inside a running loop (Jupyter) it runs a private loop in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import gc
+import logging
+import random
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from .cache import CacheEntry, ResponseCache, cache_key
+from .judges.backend import Backend, Failure, Session, Success
+from .judges.base import CallError, Reply, Request, Usage
+from .pricing import PriceTable, cost_of, lookup
+
+__all__ = [
+    "AdaptiveLimit",
+    "Engine",
+    "RetryPolicy",
+    "RunStats",
+    "run_sync",
+    "summarize",
+]
+
+T = TypeVar("T")
+log = logging.getLogger("rubriclab.runner")
+
+PROGRESS_MIN_CALLS = 8
+"""Runs of more calls than this show a progress bar (when progress=True)."""
+
+
+# --------------------------------------------------------------------------------------------
+# run_sync: sync entry points that work in scripts and inside Jupyter's running loop
+# --------------------------------------------------------------------------------------------
+
+_loop_closers: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, list[Callable[[], Awaitable[None]]]
+] = weakref.WeakKeyDictionary()
+_closers_lock = threading.Lock()
+
+
+def on_loop_close(loop: asyncio.AbstractEventLoop, closer: Callable[[], Awaitable[None]]) -> None:
+    """Ask ``run_sync`` to await ``closer`` before it closes ``loop`` (e.g. an HTTP pool)."""
+    with _closers_lock:
+        _loop_closers.setdefault(loop, []).append(closer)
+
+
+async def _close_loop_resources() -> None:
+    loop = asyncio.get_running_loop()
+    with _closers_lock:
+        closers = _loop_closers.pop(loop, [])
+    for closer in closers:
+        try:
+            await closer()
+        except Exception as exc:  # closing must not mask the run's own result
+            log.debug("closing a per-loop resource failed: %r", exc)
+
+
+async def _scoped(coro: Awaitable[T]) -> T:
+    try:
+        return await coro
+    finally:
+        await _close_loop_resources()
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from sync code, whether or not a loop is already running.
+
+    Ctrl-C cancels the coroutine (its ``finally`` blocks run, so finished work is saved)
+    and then raises ``KeyboardInterrupt`` in the caller, as a sync call would.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_scoped(coro))
+    return _run_in_thread(_scoped(coro))
+
+
+def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
+    loop = asyncio.new_event_loop()
+    context = contextvars.copy_context()
+    box: dict[str, Any] = {}
+    started = threading.Event()
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            asyncio.set_event_loop(loop)
+            task = context.run(loop.create_task, coro)
+            box["task"] = task
+            started.set()
+            box["result"] = loop.run_until_complete(task)
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            started.set()
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+                done.set()
+
+    thread = threading.Thread(target=target, name="rubriclab-run-sync", daemon=True)
+    thread.start()
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        started.wait()
+        task = box.get("task")
+        if task is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops waiting
+            done.wait()  # let the run save what finished
+        raise KeyboardInterrupt from None
+    if "error" in box:
+        error: BaseException = box["error"]
+        if isinstance(error, asyncio.CancelledError):
+            raise KeyboardInterrupt from None
+        raise error
+    result: T = box["result"]
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Concurrency: an AIMD limit
+# --------------------------------------------------------------------------------------------
+
+
+class AdaptiveLimit:
+    """A semaphore whose size halves on rate limiting and grows back by ~1 per window.
+
+    A 429 cuts at most once per window: calls that were already in flight when the limit was
+    cut carry an older epoch and do not cut it again (the same rule TCP uses per round trip).
+    """
+
+    def __init__(self, maximum: int) -> None:
+        if maximum < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        self.maximum = maximum
+        self._limit = float(maximum)
+        self.in_flight = 0
+        self.peak = 0
+        self.throttles = 0
+        self._epoch = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def limit(self) -> int:
+        return max(1, int(self._limit))
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns the epoch to hand back to ``throttled``."""
+        if not self._waiters and self.in_flight < self.limit:
+            self.in_flight += 1
+            if self.in_flight > self.peak:
+                self.peak = self.in_flight
+            return self._epoch
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # the slot was handed to us just before the cancel
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            raise
+        return self._epoch
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        limit = self.limit
+        while self._waiters and self.in_flight < limit:
+            waiter = self._waiters.popleft()
+            if waiter.done():
+                continue
+            self.in_flight += 1
+            if self.in_flight > self.peak:
+                self.peak = self.in_flight
+            waiter.set_result(None)
+
+    def throttled(self, epoch: int) -> None:
+        """A call started in ``epoch`` was rate limited: multiplicative decrease."""
+        if epoch != self._epoch:
+            return
+        self._epoch += 1
+        self.throttles += 1
+        self._limit = max(1.0, self._limit / 2.0)
+
+    def succeeded(self) -> None:
+        """Additive increase: +1 after about ``limit`` successes."""
+        if self._limit < self.maximum:
+            self._limit = min(float(self.maximum), self._limit + 1.0 / self._limit)
+            self._wake()
+
+
+# --------------------------------------------------------------------------------------------
+# Retries
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry. Delays are full-jitter exponential backoff
+    (uniform in [0, min(cap, base * 2**n)]) unless the server sent Retry-After."""
+
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+    retry_after_cap: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        if self.backoff_base < 0 or self.backoff_cap < 0 or self.retry_after_cap < 0:
+            raise ValueError("backoff_base, backoff_cap and retry_after_cap must be >= 0")
+
+    def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            wait = min(retry_after, self.retry_after_cap)
+            return wait + rng.uniform(0.0, 0.1 * wait)  # spread a herd told the same time
+        return rng.uniform(0.0, min(self.backoff_cap, self.backoff_base * (2.0**retry)))
+
+
+# --------------------------------------------------------------------------------------------
+# Accounting
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunStats:
+    """What one run did and cost. ``cost`` is money spent by this run (cache hits are free);
+    ``cost`` is None when some call's model has no known price (pass prices=)."""
+
+    calls: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    cached: int = 0
+    attempts: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0
+    wall: float = 0.0
+    peak_in_flight: int = 0
+    throttles: int = 0
+    interrupted: bool = False
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        cost = "unknown cost" if self.cost is None else f"${self.cost:.4f}"
+        errs = ", ".join(f"{k}: {v}" for k, v in sorted(self.errors.items())) or "none"
+        return (
+            f"{self.calls} calls ({self.cached} cached, {self.failed} failed; errors: {errs}) "
+            f"in {self.wall:.2f}s, {self.usage.total_tokens} tokens, {cost}"
+        )
+
+
+def summarize(replies: Sequence[Reply | None], wall: float = 0.0) -> RunStats:
+    """Token, cost and error totals over replies (None = a call that never finished)."""
+    stats = RunStats(wall=wall)
+    usage = Usage()
+    cost: float | None = 0.0
+    for reply in replies:
+        if reply is None:
+            continue
+        stats.calls += 1
+        stats.attempts += reply.attempts
+        if reply.cached:
+            stats.cached += 1
+        if reply.error is not None:
+            stats.failed += 1
+            stats.errors[reply.error.type] = stats.errors.get(reply.error.type, 0) + 1
+        else:
+            stats.succeeded += 1
+        if not reply.cached:
+            usage = usage + reply.usage
+            if reply.error is None:
+                cost = None if cost is None or reply.cost is None else cost + reply.cost
+    stats.usage = usage
+    stats.cost = cost
+    return stats
+
+
+# --------------------------------------------------------------------------------------------
+# The engine
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _LoopState:
+    session: Session
+    limit: AdaptiveLimit
+
+
+_gc_lock = threading.Lock()
+_gc_runs = 0
+_gc_froze = False
+
+
+def _gc_enter() -> None:
+    """Move objects that exist before a run out of the collector's sight for its duration.
+
+    A notebook holds millions of objects (pandas and friends); every full collection during a
+    run would walk them all, for nothing. Skipped if the program froze the GC itself.
+    """
+    global _gc_runs, _gc_froze
+    with _gc_lock:
+        if _gc_runs == 0:
+            _gc_froze = gc.get_freeze_count() == 0
+            if _gc_froze:
+                gc.freeze()
+        _gc_runs += 1
+
+
+def _gc_exit() -> None:
+    global _gc_runs, _gc_froze
+    with _gc_lock:
+        _gc_runs -= 1
+        if _gc_runs == 0 and _gc_froze:
+            gc.unfreeze()
+            _gc_froze = False
+
+
+class Engine:
+    """Runs requests for one judge: per-loop sessions and limits, retries, cache, accounting."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        model: str,
+        endpoint_id: str,
+        max_concurrency: int,
+        retry: RetryPolicy,
+        cache: ResponseCache | None,
+        settings: Mapping[str, Any],
+        prices: PriceTable,
+        local: bool,
+    ) -> None:
+        self.backend = backend
+        self.model = model
+        self.endpoint_id = endpoint_id
+        self.max_concurrency = max_concurrency
+        self.retry = retry
+        self.cache = cache
+        self.settings = dict(settings)
+        self.prices = prices
+        self.local = local
+        self.format_level = 2
+        self.last_run = RunStats()
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+        self._rng = random.Random()
+        self._price_known = lookup(prices, model) is not None
+
+    # -- per-loop state ------------------------------------------------------------------
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._states.get(loop)
+        if state is None:
+            with self._lock:
+                state = self._states.get(loop)
+                if state is None:
+                    state = _LoopState(
+                        self.backend.open_session(), AdaptiveLimit(self.max_concurrency)
+                    )
+                    self._states[loop] = state
+                    on_loop_close(loop, self.aclose)
+        return state
+
+    async def aclose(self) -> None:
+        """Close this loop's connection pool (the next call opens a new one)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - only called from coroutines
+            return
+        with self._lock:
+            state = self._states.pop(loop, None)
+        if state is not None:
+            await state.session.aclose()
+
+    def key(self, request: Request) -> str:
+        return cache_key(self.endpoint_id, self.model, request, self.settings)
+
+    # -- one call ------------------------------------------------------------------------
+    def _cost(self, usage: Usage, model: str) -> float | None:
+        if self.local or self._price_known:
+            return cost_of(usage, self.model, self.prices, local=self.local)
+        return cost_of(usage, model, self.prices)
+
+    def _reply_from_cache(self, entry: CacheEntry) -> Reply:
+        return Reply(
+            text=entry.text,
+            usage=entry.usage,
+            latency=0.0,
+            attempts=0,
+            cached=True,
+            model=entry.model,
+            is_mock=self.backend.is_mock,
+            cost=self._cost(entry.usage, entry.model),
+            finish_reason=entry.finish_reason,
+        )
+
+    async def call(self, state: _LoopState, request: Request) -> Reply:
+        """One logical call: attempts until success, a final error, or the retry budget is spent."""
+        start = time.perf_counter()
+        limit = state.limit
+        session = state.session
+        attempts = 0
+        retries = 0
+        while True:
+            attempts += 1
+            level = self.format_level
+            epoch = await limit.acquire()
+            try:
+                outcome = await session.send(request, level)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug must become a recorded error, not a lost run
+                outcome = Failure("internal", f"{type(exc).__name__}: {exc}")
+            finally:
+                limit.release()
+            if type(outcome) is Success:
+                limit.succeeded()
+                return Reply(
+                    text=outcome.text,
+                    usage=outcome.usage,
+                    latency=time.perf_counter() - start,
+                    attempts=attempts,
+                    model=outcome.model,
+                    is_mock=self.backend.is_mock,
+                    cost=self._cost(outcome.usage, outcome.model),
+                    finish_reason=outcome.finish_reason,
+                )
+            assert isinstance(outcome, Failure)
+            if outcome.format_rejected and level > 0:
+                self._downgrade_format(request, level)
+                continue  # the endpoint told us what it cannot do; not a retry
+            if outcome.status == 429:
+                limit.throttled(epoch)
+            if not outcome.retryable or retries >= self.retry.max_retries:
+                return Reply(
+                    text=None,
+                    latency=time.perf_counter() - start,
+                    attempts=attempts,
+                    error=CallError(
+                        outcome.type, outcome.message, outcome.status, attempts, outcome.raw
+                    ),
+                    model=self.model,
+                    is_mock=self.backend.is_mock,
+                )
+            delay = self.retry.delay(retries, outcome.retry_after, self._rng)
+            retries += 1
+            log.debug("retry %d in %.2fs after %s", retries, delay, outcome.type)
+            await asyncio.sleep(delay)
+
+    def _downgrade_format(self, request: Request, level: int) -> None:
+        fmt = request.response_format or {}
+        new = 1 if level >= 2 and fmt.get("type") == "json_schema" else 0
+        if new < self.format_level:
+            self.format_level = new
+            what = "json_object only" if new == 1 else "no response_format"
+            log.warning(
+                "rubriclab: %s rejected response_format; this judge now sends %s "
+                "(the prompt still describes the JSON it wants)",
+                self.backend.describe(),
+                what,
+            )
+
+    # -- many calls ----------------------------------------------------------------------
+    async def run(
+        self, requests: Sequence[Request], *, progress: bool = True, desc: str = "judging"
+    ) -> list[Reply]:
+        """Answer every request, in input order; failures come back as replies with errors."""
+        started = time.perf_counter()
+        total = len(requests)
+        results: list[Reply | None] = [None] * total
+        cache = self.cache
+        keys: list[str] = []
+        todo: list[int] = []
+        copies: dict[int, int] = {}
+        if cache is not None:
+            keys = [self.key(r) for r in requests]
+            hits = cache.get_many(set(keys))
+            first: dict[str, int] = {}
+            for i, key in enumerate(keys):
+                entry = hits.get(key)
+                if entry is not None:
+                    results[i] = self._reply_from_cache(entry)
+                elif key in first:
+                    copies[i] = first[key]  # same call twice in one run: make it once
+                else:
+                    first[key] = i
+                    todo.append(i)
+        else:
+            todo = list(range(total))
+
+        bar = _progress_bar(total, total - len(todo), desc) if progress else None
+        state = self._state() if todo else None
+        interrupted = False
+        _gc_enter()
+        try:
+            if state is not None:
+                await self._work(state, requests, todo, results, keys, bar)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            interrupted = True
+            raise
+        finally:
+            _gc_exit()
+            if bar is not None:
+                bar.close()
+            for i, j in copies.items():
+                if results[j] is not None:
+                    original = results[j]
+                    assert original is not None
+                    results[i] = (
+                        replace(original, cached=True, attempts=0, latency=0.0)
+                        if original.ok
+                        else original
+                    )
+            stats = summarize(results, time.perf_counter() - started)
+            if state is not None:
+                stats.peak_in_flight = state.limit.peak
+                stats.throttles = state.limit.throttles
+            stats.interrupted = interrupted
+            self.last_run = stats
+            if interrupted:
+                self._say_interrupted(stats, total)
+        return [r if r is not None else _lost(self.model) for r in results]
+
+    async def _work(
+        self,
+        state: _LoopState,
+        requests: Sequence[Request],
+        todo: list[int],
+        results: list[Reply | None],
+        keys: list[str],
+        bar: Any,
+    ) -> None:
+        pending = iter(todo)
+        cache = self.cache
+
+        async def worker() -> None:
+            for i in pending:  # one shared iterator: each index is taken by one worker
+                reply = await self.call(state, requests[i])
+                results[i] = reply
+                if cache is not None and reply.error is None and reply.text is not None:
+                    cache.put(
+                        keys[i],
+                        CacheEntry(reply.text, reply.usage, reply.model, reply.finish_reason),
+                    )
+                if bar is not None:
+                    bar.update(1)
+
+        workers = min(self.max_concurrency, len(todo))
+        if workers == 1:
+            await worker()
+            return
+        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:  # on cancellation or a bug, no worker outlives the run
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _say_interrupted(self, stats: RunStats, total: int) -> None:
+        kept = stats.succeeded - stats.cached
+        if self.cache is not None:
+            where = f"saved in the {self.cache.describe()}"
+            how = (
+                "Run the same code again with this judge to resume: finished calls are "
+                "answered from the cache, not repeated."
+            )
+        else:
+            where = "not saved (this judge has cache=False)"
+            how = "Use cache=None (memory) or cache=True (a file) so an interrupted run resumes."
+        sys.stderr.write(
+            f"rubriclab: run interrupted after {stats.calls} of {total} judge calls; "
+            f"{kept} new answers are {where}. {how}\n"
+        )
+
+    async def complete(self, request: Request) -> Reply:
+        """One call through the same cache, limit and retry path as ``run``."""
+        replies = await self.run([request], progress=False)
+        return replies[0]
+
+
+def _lost(model: str) -> Reply:
+    return Reply(
+        None,
+        error=CallError("internal", "the engine finished without an answer for this call"),
+        model=model,
+    )
+
+
+def _progress_bar(total: int, done: int, desc: str) -> Any:
+    if total <= PROGRESS_MIN_CALLS:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=done, desc=desc, unit="call", mininterval=0.2, leave=True)
