@@ -1,0 +1,419 @@
+"""Judge text -> typed results: tolerant while reading, strict in the end.
+
+Judges wrap JSON in fences, add prose, leave trailing commas, write ``True`` for ``true``
+and stop mid-object. We read all of that, but anything we cannot read for certain raises
+:class:`ParseError` carrying the full raw text, so the failure lands on its row with the
+evidence kept. Nothing here ever returns a silent 0 or a guessed verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal
+
+import json_repair
+
+__all__ = [
+    "IdMismatch",
+    "ParseError",
+    "extract_json",
+    "match_ids",
+    "parse_choice",
+    "parse_result_score",
+    "parse_verdict",
+]
+
+_PREVIEW = 200
+_MAX_SCAN_STARTS = 200  # bracket positions tried when looking for JSON inside prose
+
+
+class ParseError(ValueError):
+    """Judge output could not be read. ``raw`` is the full text; ``reason`` says why."""
+
+    def __init__(self, reason: str, raw: str | None) -> None:
+        self.reason = reason
+        self.raw = raw if isinstance(raw, str) else ("" if raw is None else repr(raw))
+        preview = self.raw if len(self.raw) <= _PREVIEW else self.raw[:_PREVIEW] + "…"
+        super().__init__(f"{reason} (raw output: {preview!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.reason, self.raw))
+
+
+def _require_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise ParseError(
+            f"judge output is not text (got {type(text).__name__})",
+            None if text is None else repr(text),
+        )
+    return text
+
+
+# --------------------------------------------------------------------------------------
+# JSON
+# --------------------------------------------------------------------------------------
+
+# An opening fence with an optional language tag, its body, then a closing fence or the end
+# of the text (a reply cut off inside its fence still yields its body).
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_DECODER = json.JSONDecoder()
+_Kind = type[dict] | type[list] | None  # type: ignore[type-arg]
+
+
+def _fences(text: str) -> list[str]:
+    return [m.group(2) for m in _FENCE.finditer(text)]
+
+
+def _kind_ok(value: Any, expect: _Kind) -> bool:
+    if expect is None:
+        return isinstance(value, (dict, list))
+    return isinstance(value, expect)
+
+
+def _strict(candidate: str) -> Iterator[Any]:
+    try:
+        yield json.loads(candidate)
+    except (ValueError, RecursionError):
+        return
+
+
+def _openers(expect: _Kind) -> str:
+    if expect is dict:
+        return "{"
+    if expect is list:
+        return "["
+    return "{["
+
+
+def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
+    """Opening brackets outside any other bracket (string-aware inside brackets).
+
+    A reply cut off mid-object must not yield the complete objects nested in it: those
+    are parts of the answer, not the answer, and are left to repair.
+    """
+    openers = _openers(expect)
+    depth = 0
+    in_string = escaped = False
+    found = 0
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch in "{[":
+            if depth == 0 and ch in openers:
+                yield i
+                found += 1
+                if found >= _MAX_SCAN_STARTS:
+                    return
+            depth += 1
+        elif ch in "}]":
+            depth = max(depth - 1, 0)
+        elif ch == '"' and depth > 0:
+            in_string = True
+
+
+def _inline_strict(text: str, expect: _Kind) -> Iterator[Any]:
+    """JSON values embedded in prose, found by decoding from each opening bracket."""
+    for start in _top_level_starts(text, expect):
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        yield value
+
+
+_STRING_OR_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,\s*[}\]]', re.DOTALL)
+
+
+def _drop_trailing_commas(text: str) -> str:
+    """Remove commas before a closing bracket, leaving string contents alone."""
+    return _STRING_OR_COMMA.sub(
+        lambda m: m.group(0) if m.group(0).startswith('"') else m.group(0)[1:], text
+    )
+
+
+def _fix_surrogates(value: Any) -> Any:
+    """json-repair leaves escaped surrogate pairs (emoji as \\ud83d\\ude00) split; join them."""
+    if isinstance(value, str):
+        if any("\ud800" <= ch <= "\udfff" for ch in value):
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        return [_fix_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_fix_surrogates(k): _fix_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _repaired(candidate: str, expect: _Kind) -> Iterator[Any]:
+    """Near-JSON from a first opening bracket on; only containers come back.
+
+    Trailing commas (the commonest slip, shown in Vertex's own prompt) are removed
+    exactly first; anything else goes to json-repair. With no expected kind an object is
+    tried before an array: a stray "[note]" in prose must not win over the object.
+    """
+    for opener in _openers(expect):
+        start = candidate.find(opener)
+        if start < 0:
+            continue
+        body = candidate[start:]
+        for value in _strict(_drop_trailing_commas(body).strip()):
+            if isinstance(value, dict if opener == "{" else list):
+                yield value
+        for value, _end in _raw_decode_at(_drop_trailing_commas(body)):
+            if isinstance(value, dict if opener == "{" else list):
+                yield value
+        try:
+            value = _fix_surrogates(json_repair.loads(body))
+        except Exception:  # json-repair is best effort; any failure means "not repairable"
+            continue
+        # json-repair may turn '{hello' into ['hello']: the repaired value must be the kind
+        # of container the text opened with.
+        if isinstance(value, dict if opener == "{" else list):
+            yield value
+
+
+def _raw_decode_at(text: str) -> Iterator[tuple[Any, int]]:
+    try:
+        yield _DECODER.raw_decode(text, 0)
+    except (ValueError, RecursionError):
+        return
+
+
+def extract_json(text: str, *, expect: _Kind = None) -> Any:
+    """The JSON object or array a judge wrote, wherever it put it.
+
+    Order of attempts; the first value of the expected kind wins:
+
+    1. strict ``json.loads`` of each fenced block (```json, ```JSON, bare ```), in order;
+    2. strict ``json.loads`` of the whole text;
+    3. strict decoding of JSON embedded in prose, from the first opening bracket on;
+    4. only then near-JSON repair (``json-repair``: trailing commas, single quotes,
+       unquoted keys, Python ``True``/``None``, comments, a truncated last object) of
+       each fenced block, then of the text from its first opening bracket.
+
+    Strict readings always beat repaired ones, so a valid block later in the text wins
+    over an earlier block that needs repair. ``expect`` is ``dict``, ``list`` or ``None``
+    (either container). A bare string or number is never accepted from repair, and with
+    ``expect=None`` only a whole-text strict parse may return a scalar.
+    """
+    raw = _require_text(text)
+    if expect not in (None, dict, list):
+        raise TypeError("expect must be dict, list or None")
+    fences = _fences(raw)
+    stripped = raw.strip()
+    for candidate in fences:
+        for value in _strict(candidate):
+            if _kind_ok(value, expect):
+                return value
+    for value in _strict(stripped):
+        if _kind_ok(value, expect) or (expect is None and not fences):
+            return value
+    for value in _inline_strict(raw, expect):
+        if _kind_ok(value, expect):
+            return value
+    for candidate in [*fences, raw]:
+        for value in _repaired(candidate, expect):
+            if _kind_ok(value, expect):
+                return value
+    what = (
+        "JSON object"
+        if expect is dict
+        else "JSON array"
+        if expect is list
+        else "JSON object or array"
+    )
+    if not stripped:
+        raise ParseError(f"expected a {what}, got an empty reply", raw)
+    raise ParseError(f"no readable {what} found in the judge output", raw)
+
+
+# --------------------------------------------------------------------------------------
+# Verdict lines
+# --------------------------------------------------------------------------------------
+
+_YES = {"yes", "y", "true", "pass", "passed", "met", "1"}
+_NO = {"no", "n", "false", "fail", "failed", "not met", "unmet", "0"}
+
+# "Verdict: [[YES]]", "**Verdict:** No", "Verdict - yes.", "Final verdict: **NO**".
+# The value must not be followed by '|' so an echoed "[[YES|NO]]" is not a verdict.
+_VERDICT_LINE = re.compile(
+    r"verdict[\s*_]*[:：=\-][\s*_]*(?:\[\[|\[|\()?\s*\**\s*"
+    r"(yes|no|true|false|pass|fail|not met|met)\b(?!\s*[|/])",
+    re.IGNORECASE,
+)
+_BRACKETED = re.compile(r"\[\[\s*(yes|no)\s*\]\]", re.IGNORECASE)
+
+
+def parse_verdict(text: str) -> bool:
+    """A yes/no verdict: the last ``Verdict: ...`` line, else the last ``[[YES]]``/``[[NO]]``.
+
+    The last one counts because judges reason first and conclude last; an echoed
+    ``[[YES|NO]]`` from the instructions is ignored.
+    """
+    raw = _require_text(text)
+    matches = list(_VERDICT_LINE.finditer(raw)) or list(_BRACKETED.finditer(raw))
+    if not matches:
+        raise ParseError("no verdict found (expected a line like 'Verdict: [[YES]]')", raw)
+    word = matches[-1].group(1).lower()
+    return word in _YES
+
+
+_RESULT = re.compile(
+    r"\[\s*RESULT\s*\][\s*:=\-]*\(?\s*(-?\d+(?:\.0+)?)\s*\)?(?:\s*/\s*\d+)?", re.IGNORECASE
+)
+
+
+def parse_result_score(text: str, *, scale: tuple[int, int] | None = None) -> int:
+    """The integer after the last ``[RESULT]`` marker (``[RESULT] 4``, ``[RESULT]: 4/5``).
+
+    With ``scale=(low, high)`` a score outside it is an error, not a clipped value.
+    """
+    raw = _require_text(text)
+    matches = list(_RESULT.finditer(raw))
+    if not matches:
+        raise ParseError("no '[RESULT] <score>' marker found", raw)
+    value = int(float(matches[-1].group(1)))
+    if scale is not None and not scale[0] <= value <= scale[1]:
+        raise ParseError(f"[RESULT] {value} is outside the scale {scale[0]}-{scale[1]}", raw)
+    return value
+
+
+Choice = Literal["A", "B", "tie"]
+
+_CHOICE_WORD = (
+    r"(?:(?:response|answer|output|assistant|model)?\s*(a|b)\b"
+    r"|(tie|equal|same|both|neither|none|draw|c)\b)"
+)
+_CHOICE_LINE = re.compile(
+    r"(?:choice|winner|verdict|preference|preferred|better(?: response)?|final answer|answer)"
+    r"[\s*_]*[:：=\-][\s*_]*(?:\[\[|\[|\(|\")?\s*\**\s*" + _CHOICE_WORD + r"(?!\s*[|/])",
+    re.IGNORECASE,
+)
+_CHOICE_BRACKETED = re.compile(r"\[\[\s*" + _CHOICE_WORD + r"\s*\]\]", re.IGNORECASE)
+
+
+def parse_choice(text: str) -> Choice:
+    """A pairwise answer: ``"A"``, ``"B"`` or ``"tie"``.
+
+    Reads the last labelled line (``Choice: A``, ``Winner: Response B``, ``Verdict: tie``),
+    else the last ``[[A]]``/``[[B]]``/``[[C]]`` (C meaning a tie, as in MT-Bench).
+    """
+    raw = _require_text(text)
+    matches = list(_CHOICE_LINE.finditer(raw)) or list(_CHOICE_BRACKETED.finditer(raw))
+    if not matches:
+        raise ParseError("no pairwise choice found (expected e.g. 'Choice: A' or '[[B]]')", raw)
+    letter, tie = matches[-1].group(1), matches[-1].group(2)
+    if letter:
+        return "A" if letter.lower() == "a" else "B"
+    assert tie is not None
+    return "tie"
+
+
+# --------------------------------------------------------------------------------------
+# Matching results to rubric ids
+# --------------------------------------------------------------------------------------
+
+
+class IdMismatch(ParseError):
+    """Judge results do not line up with the rubric ids; the lists say exactly how."""
+
+    def __init__(
+        self,
+        raw: str,
+        *,
+        missing: Sequence[str] = (),
+        unknown: Sequence[str] = (),
+        duplicates: Sequence[str] = (),
+        expected: Sequence[str] = (),
+    ) -> None:
+        self.missing = list(missing)
+        self.unknown = list(unknown)
+        self.duplicates = list(duplicates)
+        parts = []
+        if self.missing:
+            parts.append(f"missing ids: {', '.join(self.missing)}")
+        if self.unknown:
+            parts.append(f"unknown ids: {', '.join(self.unknown)}")
+        if self.duplicates:
+            parts.append(f"ids given more than once: {', '.join(self.duplicates)}")
+        reason = "judge results do not match the rubric ids (" + "; ".join(parts) + ")"
+        if expected:
+            reason += f"; expected exactly: {', '.join(expected)}"
+        super().__init__(reason, raw)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_id_mismatch, (self.raw, self.missing, self.unknown, self.duplicates))
+
+
+def _rebuild_id_mismatch(
+    raw: str, missing: list[str], unknown: list[str], duplicates: list[str]
+) -> IdMismatch:
+    return IdMismatch(raw, missing=missing, unknown=unknown, duplicates=duplicates)
+
+
+def _raw_of(value: object, raw: str | None) -> str:
+    if raw is not None:
+        return raw
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def match_ids(
+    results: Mapping[str, Any] | Sequence[Any],
+    ids: Sequence[str],
+    *,
+    id_key: str = "id",
+    raw: str | None = None,
+) -> dict[str, Any]:
+    """Line judge results up with rubric ``ids``: ``{id: result}`` in the order of ``ids``.
+
+    ``results`` is either a mapping keyed by id (``{"q1": {...}, "q2": {...}}``) or a list
+    of objects carrying the id under ``id_key`` (``[{"id": "q1", ...}]``). Ids are compared
+    as text with surrounding whitespace ignored; question text the judge echoed is never
+    used to match. Missing, unknown and repeated ids are all reported in one
+    :class:`IdMismatch`.
+    """
+    raw_text = _raw_of(results, raw)
+    wanted = [str(i) for i in ids]
+    dup_wanted = [k for k, n in Counter(wanted).items() if n > 1]
+    if dup_wanted:
+        raise ValueError(f"rubric ids must be unique; repeated: {', '.join(dup_wanted)}")
+    pairs: list[tuple[str, Any]] = []
+    if isinstance(results, Mapping):
+        pairs = [(str(k).strip(), v) for k, v in results.items()]
+    elif isinstance(results, Sequence) and not isinstance(results, (str, bytes)):
+        for index, item in enumerate(results):
+            if not isinstance(item, Mapping) or id_key not in item:
+                raise ParseError(
+                    f"result #{index + 1} has no {id_key!r} field; each result must name "
+                    f"its rubric id",
+                    raw_text,
+                )
+            pairs.append((str(item[id_key]).strip(), item))
+    else:
+        raise ParseError(
+            f"judge results must be an object keyed by id or a list of objects with "
+            f"{id_key!r}, got {type(results).__name__}",
+            raw_text,
+        )
+    counts = Counter(key for key, _ in pairs)
+    wanted_set = set(wanted)
+    duplicates = [k for k, n in counts.items() if n > 1]
+    unknown = [k for k in counts if k not in wanted_set]
+    missing = [k for k in wanted if k not in counts]
+    if duplicates or unknown or missing:
+        raise IdMismatch(
+            raw_text, missing=missing, unknown=unknown, duplicates=duplicates, expected=wanted
+        )
+    found = dict(pairs)
+    return {key: found[key] for key in wanted}
