@@ -1,0 +1,170 @@
+// One case, rendered: inputs, images, and per metric the criteria with levels, evidence and
+// reasoning, the rationale, errors, the raw judge output (collapsed) and call accounting.
+import { h, field } from "./dom.js";
+import { fmtScore, fmtInt, fmtSeconds, verdictClass, pairwiseLabel, isNum } from "./format.js";
+
+/**
+ * @typedef {{name: string, question?: string, level?: number|null, label?: string|null,
+ *   max_level?: number|null, evidence?: string|null, reasoning?: string|null, weight?: number|null,
+ *   critical?: number|boolean|null, passed_critical?: boolean|null}} CriterionRow
+ */
+
+/** The level chip: YES/NO, or "3/4 · descriptor". @param {CriterionRow} c */
+export function levelChip(c) {
+  const label = c.label == null ? "" : String(c.label);
+  const up = label.toUpperCase();
+  if (up === "YES" || up === "NO") return h("span", { class: `rl-badge ${up === "YES" ? "rl-yes" : "rl-no"}` }, up);
+  if (c.level == null && !label) return h("span", { class: "rl-badge rl-err" }, "missing");
+  const head = c.level == null ? "" : isNum(c.max_level) ? `${c.level}/${c.max_level}` : String(c.level);
+  return h("span", {}, h("span", { class: "rl-badge" }, head || label), head && label ? h("span", { class: "rl-muted rl-small" }, ` ${label}`) : null);
+}
+
+/** @param {CriterionRow} c */
+function criticalNote(c) {
+  if (c.critical == null || c.critical === false) return null;
+  const failed = c.passed_critical === false;
+  const text = failed ? "critical: below minimum" : typeof c.critical === "number" ? `critical (min ${c.critical})` : "critical";
+  return h("div", { class: `rl-critical${failed ? " rl-failed" : ""}` }, text);
+}
+
+/** @param {CriterionRow[]} rows */
+export function criteriaTable(rows) {
+  if (!Array.isArray(rows) || rows.length === 0) return h("div", { class: "rl-muted" }, "No per-criterion verdicts.");
+  return h(
+    "table",
+    { class: "rl-crit" },
+    h("thead", {}, h("tr", {}, h("th", { style: "width:28%" }, "Criterion"), h("th", { style: "width:16%" }, "Result"), h("th", { style: "width:7%" }, "Weight"), h("th", {}, "Evidence and reasoning"))),
+    h(
+      "tbody",
+      {},
+      rows.map((c) =>
+        h(
+          "tr",
+          { class: "rl-crit-row", dataset: { criterion: String(c.name ?? "") } },
+          h("td", {}, h("div", { class: "rl-cname" }, c.name ?? ""), c.question && c.question !== c.name ? h("div", { class: "rl-q" }, c.question) : null, criticalNote(c)),
+          h("td", {}, levelChip(c)),
+          h("td", { class: "rl-mono" }, isNum(c.weight) ? String(c.weight) : ""),
+          h("td", {}, c.evidence ? h("div", { class: "rl-evidence" }, c.evidence) : null, c.reasoning ? h("div", { class: "rl-reasoning" }, c.reasoning) : null),
+        ),
+      ),
+    ),
+  );
+}
+
+/** @param {unknown} raw */
+export function rawOutput(raw, open = false) {
+  const parts = Array.isArray(raw) ? raw : raw == null || raw === "" ? [] : [raw];
+  if (parts.length === 0) return null;
+  const summary = parts.length > 1 ? `Raw judge output (${parts.length} calls)` : "Raw judge output";
+  return h("details", { class: "rl-raw", open }, h("summary", {}, summary), parts.map((p, i) => [parts.length > 1 ? h("div", { class: "rl-muted rl-small" }, `call ${i + 1}`) : null, h("pre", {}, String(p ?? ""))]));
+}
+
+/** @param {any} m */
+export function metaLine(m) {
+  const items = [];
+  if (m.tokens != null) items.push(`tokens ${fmtInt(m.tokens)}`);
+  if (m.latency != null) items.push(`latency ${fmtSeconds(m.latency)}`);
+  if (m.attempts != null) items.push(`attempts ${fmtInt(m.attempts)}`);
+  if (items.length === 0) return null;
+  return h("div", { class: "rl-meta" }, items.map((t) => h("span", {}, t)));
+}
+
+/** @param {any} m */
+export function scoreHead(m) {
+  const pairwise = m.kind === "pairwise";
+  return h(
+    "div",
+    { class: "rl-metric-head" },
+    h("span", { class: "rl-metric-name" }, m.name),
+    h("span", { class: "rl-muted rl-small" }, m.kind || ""),
+    h("span", { class: "rl-metric-score" }, fmtScore(m.score, m.kind)),
+    pairwise && isNum(m.score) ? h("span", { class: "rl-muted" }, m.choice || pairwiseLabel(m.score)) : null,
+    m.verdict ? h("span", { class: `rl-badge ${verdictClass(m.verdict)}` }, m.verdict) : null,
+    m.error ? h("span", { class: "rl-badge rl-err" }, "error") : null,
+    pairwise && m.swap_consistent === false ? h("span", { class: "rl-badge rl-warnb" }, "orders disagree") : null,
+  );
+}
+
+/** @param {any} m one metric's part of a case */
+export function metricBlock(m) {
+  const pairwise = m.kind === "pairwise";
+  return h(
+    "div",
+    { class: "rl-metric", dataset: { metric: String(m.name) } },
+    scoreHead(m),
+    m.error ? h("div", { class: "rl-error-box" }, `Judge error: ${m.error}`) : null,
+    pairwise ? pairCriteria(m) : criteriaTable(m.criteria),
+    m.rationale ? [h("div", { class: "rl-h" }, "Rationale"), h("div", { class: "rl-text rl-rationale" }, m.rationale)] : null,
+    rawOutput(m.raw_output, Boolean(m.error)),
+    metaLine(m),
+  );
+}
+
+/**
+ * Per-criterion comparison for a pairwise metric: the winner (after both orders), evidence, and
+ * each side's level when the judge gave one. Rows come from the kernel as `pair_rows`.
+ * @param {any} m
+ */
+export function pairCriteria(m) {
+  const rows = Array.isArray(m.pair_rows) ? m.pair_rows : [];
+  if (rows.length === 0) return criteriaTable(m.criteria);
+  const anyLevels = rows.some((r) => r.candidate || r.baseline);
+  const winnerCell = (r) => {
+    const w = r.winner || "—";
+    return h(
+      "td",
+      { class: `rl-win-cell ${w === "candidate" ? "rl-c" : w === "baseline" ? "rl-b" : ""}` },
+      w,
+      r.consistent === false ? h("div", { class: "rl-critical", title: "the two presentation orders picked different winners" }, "orders disagree") : null,
+    );
+  };
+  return h(
+    "table",
+    { class: "rl-crit rl-pair-crit" },
+    h("thead", {}, h("tr", {}, h("th", { style: "width:26%" }, "Criterion"), anyLevels ? [h("th", {}, "Candidate"), h("th", {}, "Baseline")] : null, h("th", { style: "width:13%" }, "Winner"), h("th", {}, "Evidence"))),
+    h(
+      "tbody",
+      {},
+      rows.map((r) =>
+        h(
+          "tr",
+          { class: "rl-crit-row", dataset: { criterion: String(r.name ?? "") } },
+          h("td", {}, h("div", { class: "rl-cname" }, r.name ?? ""), r.question && r.question !== r.name ? h("div", { class: "rl-q" }, r.question) : null),
+          anyLevels ? [h("td", {}, r.candidate ? levelChip(r.candidate) : "—"), h("td", {}, r.baseline ? levelChip(r.baseline) : "—")] : null,
+          winnerCell(r),
+          h("td", {}, r.evidence ? h("div", { class: "rl-evidence" }, r.evidence) : null, r.evidence_swapped && r.evidence_swapped !== r.evidence ? h("div", { class: "rl-reasoning" }, `swapped order: ${r.evidence_swapped}`) : null),
+        ),
+      ),
+    ),
+  );
+}
+
+/** @param {any[]} images */
+export function imageStrip(images) {
+  if (!Array.isArray(images) || images.length === 0) return null;
+  return h(
+    "div",
+    { class: "rl-field" },
+    h("div", { class: "rl-field-name" }, "Images"),
+    h(
+      "div",
+      { class: "rl-images" },
+      images.map((img) => (img.src ? h("img", { src: img.src, alt: String(img.name ?? "image"), title: String(img.name ?? "") }) : h("div", { class: "rl-text rl-small" }, `${img.name}: ${img.note ?? "image not shown"}`))),
+    ),
+  );
+}
+
+/**
+ * The whole case.
+ * @param {any} data  {row, title, fields: [{name, text}], images, metrics: [...]}
+ */
+export function renderCase(data) {
+  if (!data) return h("div", { class: "rl-empty" }, "No case selected.");
+  return h(
+    "div",
+    { class: "rl-case-body" },
+    (data.fields || []).map((f) => field(f.name, f.text)),
+    imageStrip(data.images),
+    (data.metrics || []).map((m) => metricBlock(m)),
+  );
+}

@@ -1,0 +1,67 @@
+// Number formatting shared by the views (pure functions: unit-tested).
+
+/** @param {unknown} v */
+export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+
+/** A pointwise score in [0, 1] shown 0-100 as people read it. @param {unknown} v */
+export function fmtScore(v, kind = "pointwise") {
+  if (!isNum(v)) return "—";
+  if (kind === "pairwise") return (v > 0 ? "+" : "") + v.toFixed(1);
+  return (100 * v).toFixed(1);
+}
+
+/** @param {unknown} v */
+export function fmtPct(v, digits = 0) {
+  return isNum(v) ? `${(100 * v).toFixed(digits)}%` : "—";
+}
+
+/** "62% [55–69%]" @param {unknown} rate @param {unknown} low @param {unknown} high */
+export function fmtRate(rate, low, high) {
+  if (!isNum(rate)) return "—";
+  const iv = isNum(low) && isNum(high) ? ` [${(100 * low).toFixed(0)}–${(100 * high).toFixed(0)}%]` : "";
+  return fmtPct(rate) + iv;
+}
+
+/** @param {unknown} v */
+export function fmtInt(v) {
+  return isNum(v) ? Math.round(v).toLocaleString("en-US") : "—";
+}
+
+/** @param {unknown} v */
+export function fmtCost(v) {
+  if (!isNum(v)) return "—";
+  return v < 0.01 && v > 0 ? `$${v.toFixed(4)}` : `$${v.toFixed(2)}`;
+}
+
+/** @param {unknown} v seconds */
+export function fmtSeconds(v) {
+  if (!isNum(v)) return "—";
+  return v < 1 ? `${Math.round(v * 1000)} ms` : `${v.toFixed(2)} s`;
+}
+
+const PAIRWISE_LABELS = new Map([
+  [1, "candidate much better"],
+  [0.5, "candidate better"],
+  [0, "tie"],
+  [-0.5, "baseline better"],
+  [-1, "baseline much better"],
+]);
+/** @param {unknown} v */
+export function pairwiseLabel(v) {
+  return isNum(v) ? PAIRWISE_LABELS.get(v) ?? String(v) : "—";
+}
+export const PAIRWISE_SCALE = [1, 0.5, 0, -0.5, -1];
+
+/**
+ * The CSS modifier for a verdict: pass / fail / win / tie / loss.
+ * @param {unknown} verdict
+ */
+export function verdictClass(verdict) {
+  const v = String(verdict ?? "").toLowerCase();
+  if (v.startsWith("pass")) return "rl-pass";
+  if (v.startsWith("fail")) return "rl-fail";
+  if (v.startsWith("candidate")) return "rl-win";
+  if (v.startsWith("baseline")) return "rl-loss";
+  if (v.startsWith("tie")) return "rl-tie";
+  return "";
+}

@@ -1,0 +1,47 @@
+// Summary cards: one per metric (mean and pass rate, or win/tie/loss with intervals).
+import { h } from "./dom.js";
+import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, isNum } from "./format.js";
+
+/** A win/tie/loss bar. @param {any} s */
+export function winTieLossBar(s) {
+  const parts = [
+    ["rl-win", s.win_rate, "candidate wins"],
+    ["rl-tie", s.tie_rate, "ties"],
+    ["rl-loss", s.loss_rate, "baseline wins"],
+  ];
+  return h(
+    "div",
+    { class: "rl-stack", role: "img", "aria-label": parts.map(([, r, n]) => `${n} ${fmtPct(r)}`).join(", ") },
+    parts.map(([cls, rate, name]) => (isNum(rate) && rate > 0 ? h("span", { class: cls, style: `width:${(100 * rate).toFixed(2)}%`, title: `${name}: ${fmtPct(rate, 1)}` }) : null)),
+  );
+}
+
+/** @param {any} s one row of EvalResult.summary */
+export function summaryCard(s) {
+  const pairwise = s.kind === "pairwise";
+  const lines = [];
+  if (pairwise) {
+    lines.push(winTieLossBar(s));
+    lines.push(h("div", { class: "rl-card-line" }, `win ${fmtRate(s.win_rate, s.win_rate_low, s.win_rate_high)}`));
+    lines.push(h("div", { class: "rl-card-line" }, `tie ${fmtRate(s.tie_rate, s.tie_rate_low, s.tie_rate_high)} · loss ${fmtRate(s.loss_rate, s.loss_rate_low, s.loss_rate_high)}`));
+  } else {
+    const std = isNum(s.std) ? ` ± ${(100 * s.std).toFixed(1)}` : "";
+    lines.push(h("div", { class: "rl-card-big" }, fmtScore(s.mean) + std));
+    if (isNum(s.pass_rate)) lines.push(h("div", { class: "rl-card-line" }, `pass ${fmtRate(s.pass_rate, s.pass_rate_low, s.pass_rate_high)}`));
+  }
+  const counts = [`${fmtInt(s.scored)} scored`];
+  if (isNum(s.errors) && s.errors > 0) counts.push(`${fmtInt(s.errors)} errors`);
+  lines.push(h("div", { class: `rl-card-line${isNum(s.errors) && s.errors > 0 ? " rl-has-errors" : ""}` }, counts.join(" · ")));
+  const cost = [];
+  if (isNum(s.calls)) cost.push(`${fmtInt(s.calls)} calls`);
+  if (isNum(s.tokens)) cost.push(`${fmtInt(s.tokens)} tokens`);
+  if (isNum(s.cost)) cost.push(fmtCost(s.cost));
+  if (cost.length) lines.push(h("div", { class: "rl-card-line" }, cost.join(" · ")));
+  return h("div", { class: "rl-card", dataset: { metric: String(s.metric ?? "") } }, h("div", {}, h("span", { class: "rl-card-name" }, s.metric ?? ""), h("span", { class: "rl-card-kind" }, s.kind ?? "")), lines);
+}
+
+/** @param {any[]} summary */
+export function summaryCards(summary) {
+  if (!Array.isArray(summary) || summary.length === 0) return null;
+  return h("div", { class: "rl-cards" }, summary.map(summaryCard));
+}

@@ -1,0 +1,88 @@
+// PairwiseView: candidate and baseline side by side, who won each criterion, the 5-point choice,
+// whether both presentation orders agreed, and the run's win/tie/loss bar.
+import { h, mountRoot, mockBanner, clear, listen, field } from "./lib/dom.js";
+import { pairCriteria, rawOutput, metaLine, imageStrip } from "./lib/case.js";
+import { winTieLossBar } from "./lib/summary.js";
+import { navBar } from "./lib/nav.js";
+import { fmtRate, fmtInt, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
+
+/** @param {any} t totals for one pairwise metric */
+function totalsBlock(t) {
+  return h(
+    "div",
+    { class: "rl-card rl-totals", dataset: { metric: String(t.metric ?? "") } },
+    h("div", {}, h("span", { class: "rl-card-name" }, t.metric ?? ""), h("span", { class: "rl-card-kind" }, `${fmtInt(t.scored)} compared`)),
+    winTieLossBar(t),
+    h("div", { class: "rl-card-line" }, `candidate wins ${fmtRate(t.win_rate, t.win_rate_low, t.win_rate_high)} · ties ${fmtRate(t.tie_rate, t.tie_rate_low, t.tie_rate_high)} · baseline wins ${fmtRate(t.loss_rate, t.loss_rate_low, t.loss_rate_high)}`),
+    isNum(t.swap_inconsistent) ? h("div", { class: "rl-card-line" }, `orders disagreed on ${fmtInt(t.swap_inconsistent)} of ${fmtInt(t.swap_checked)}`) : null,
+    isNum(t.errors) && t.errors > 0 ? h("div", { class: "rl-card-line" }, `${fmtInt(t.errors)} errors`) : null,
+  );
+}
+
+/** The 5-point scale with the judge's choice highlighted. @param {unknown} score */
+export function scaleStrip(score) {
+  return h(
+    "div",
+    { class: "rl-scale", role: "img", "aria-label": `choice: ${pairwiseLabel(score)}` },
+    PAIRWISE_SCALE.map((v) => h("span", { class: v === score ? "rl-on" : "", dataset: { value: String(v) } }, pairwiseLabel(v))),
+  );
+}
+
+/** @param {any} side {name, text} */
+function sideBlock(title, side, cls) {
+  return h("div", { class: `rl-side ${cls}` }, h("div", { class: "rl-side-title" }, title, side && side.name ? h("span", { class: "rl-muted rl-small" }, side.name) : null), h("div", { class: "rl-text" }, side && side.text != null ? String(side.text) : ""));
+}
+
+/** @param {{ model: any, el: HTMLElement }} ctx */
+function render({ model, el }) {
+  const root = mountRoot(el, "pairwise");
+  const draw = () => {
+    clear(root);
+    const data = model.get("case") || {};
+    const m = data.metric || {};
+    const totals = model.get("totals") || [];
+    root.append(
+      ...[
+        mockBanner(model.get("is_mock"), model.get("judge")),
+        model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
+        totals.length ? h("div", { class: "rl-cards" }, totals.map(totalsBlock)) : null,
+        h(
+          "div",
+          { class: "rl-case" },
+          navBar(model, "pair"),
+          data.heading ? h("div", { class: "rl-muted rl-small" }, data.heading) : null,
+          (data.fields || []).map((f) => field(f.name, f.text)),
+          imageStrip(data.images),
+          h("div", { class: "rl-sides" }, sideBlock("Candidate", data.candidate, "rl-cand"), sideBlock("Baseline", data.baseline, "rl-base")),
+          h(
+            "div",
+            { class: "rl-metric", dataset: { metric: String(m.name ?? "") } },
+            h(
+              "div",
+              { class: "rl-metric-head" },
+              h("span", { class: "rl-metric-name" }, m.name ?? ""),
+              m.verdict ? h("span", { class: `rl-badge ${String(m.verdict).startsWith("candidate") ? "rl-win" : String(m.verdict).startsWith("baseline") ? "rl-loss" : "rl-tie"}` }, m.verdict) : null,
+              m.swap_consistent === false ? h("span", { class: "rl-badge rl-warnb rl-swap" }, "the two orders disagreed") : m.swap_consistent === true ? h("span", { class: "rl-badge rl-swap" }, "both orders agree") : null,
+              m.error ? h("span", { class: "rl-badge rl-err" }, "error") : null,
+            ),
+            scaleStrip(m.score),
+            m.choice ? h("div", { class: "rl-muted rl-small" }, `judge's choice: ${m.choice}`) : null,
+            m.error ? h("div", { class: "rl-error-box" }, `Judge error: ${m.error}`) : null,
+            pairCriteria(m),
+            m.rationale ? [h("div", { class: "rl-h" }, "Rationale"), h("div", { class: "rl-text rl-rationale" }, m.rationale)] : null,
+            rawOutput(m.raw_output, Boolean(m.error)),
+            metaLine(m),
+          ),
+        ),
+      ].filter(Boolean),
+    );
+  };
+  draw();
+  const unlisten = listen(model, ["case", "index", "count", "totals", "is_mock", "judge", "title"], draw);
+  return () => {
+    unlisten();
+    clear(el);
+  };
+}
+
+export default { render };

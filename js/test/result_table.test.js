@@ -1,0 +1,174 @@
+import { describe, it, expect, beforeEach } from "vitest";
+import view from "../src/result_table.js";
+import { FakeModel, tick, frame } from "./fake_model.js";
+
+const XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
+const N = 100_000;
+const COLUMNS = [
+  { key: "__index__", label: "#", kind: "index", sortable: true },
+  { key: "prompt", label: "prompt", kind: "text", sortable: true },
+  { key: "support/score", label: "support/score", kind: "score", metric: "support", metric_kind: "pointwise", sortable: true },
+  { key: "support/verdict", label: "support/verdict", kind: "verdict", metric: "support", sortable: true },
+  { key: "support/error", label: "support/error", kind: "error", metric: "support", sortable: true },
+  { key: "support/criteria", label: "support/criteria", kind: "list", metric: "support", sortable: false },
+];
+
+/** A fake kernel: answers page requests over N synthetic rows, sorting by score when asked. */
+function kernel(model) {
+  const score = (i) => ((i * 7919) % 1000) / 1000;
+  const requests = [];
+  model.onSend = (msg) => {
+    if (msg.type !== "rl:request") return;
+    requests.push(msg);
+    let order = Array.from({ length: N }, (_, i) => i);
+    if (msg.query.errors_only) order = order.filter((i) => i % 100 === 0);
+    if (msg.query.sort?.key === "support/score") order.sort((a, b) => (msg.query.sort.desc ? score(b) - score(a) : score(a) - score(b)));
+    const rows = order.slice(msg.start, msg.stop).map((i) => [i, ...msg.columns.map((c) => (c === "__index__" ? i : c === "prompt" ? `prompt ${i} ${XSS}` : c === "support/score" ? score(i) : c === "support/verdict" ? (score(i) >= 0.7 ? "pass" : "fail (score below pass mark)") : c === "support/error" ? (i % 100 === 0 ? "HTTP 503" : null) : "accuracy 3 · deadline YES"))]);
+    queueMicrotask(() => model.reply({ type: "rl:reply", id: msg.id, rows, start: msg.start, total: order.length }));
+  };
+  return requests;
+}
+
+function makeModel(extra = {}) {
+  return new FakeModel({
+    columns: COLUMNS,
+    visible: ["__index__", "prompt", "support/score", "support/verdict", "support/error"],
+    summary: [{ metric: "support", kind: "pointwise", n: N, scored: 99000, errors: 1000, mean: 0.5, std: 0.29, pass_rate: 0.3, pass_rate_low: 0.29, pass_rate_high: 0.31, tokens: 123456, cost: 1.5 }],
+    metrics: [{ name: "support", kind: "pointwise" }],
+    verdicts: { support: ["fail (score below pass mark)", "pass"] },
+    total: N,
+    page_size: 200,
+    height: 420,
+    selected: -1,
+    detail: null,
+    is_mock: true,
+    judge: "mock",
+    title: "Support eval",
+    ...extra,
+  });
+}
+
+describe("ResultTable", () => {
+  let el, model, requests, cleanup;
+  beforeEach(async () => {
+    document.body.replaceChildren();
+    el = document.createElement("div");
+    document.body.append(el);
+    model = makeModel();
+    requests = kernel(model);
+    cleanup = view.render({ model, el });
+    await tick();
+    await frame();
+  });
+
+  it("asks for one page, shows the first rows, and never all 100,000", () => {
+    expect(requests[0]).toMatchObject({ op: "page", start: 0, stop: 200 });
+    expect(requests.every((r) => r.stop - r.start <= 200)).toBe(true);
+    const rows = el.querySelectorAll(".rl-tr");
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.length).toBeLessThan(40);
+    expect(rows[0].textContent).toContain("prompt 0");
+    expect(el.querySelector(".rl-count").textContent).toBe("100,000 rows");
+  });
+
+  it("shows the summary and says loudly that a mock judged", () => {
+    expect(el.querySelector(".rl-mock").textContent).toMatch(/MOCK judge/);
+    const card = el.querySelector(".rl-card");
+    expect(card.textContent).toContain("50.0 ± 29.0");
+    expect(card.textContent).toContain("pass 30% [29–31%]");
+    expect(card.textContent).toContain("1,000 errors");
+  });
+
+  it("puts model text in as text: payloads are visible and inert", () => {
+    const cell = el.querySelector('.rl-td[data-key="prompt"]');
+    expect(cell.textContent).toContain("<script>");
+    expect(el.querySelector(".rl-rows img, .rl-rows script")).toBeNull();
+  });
+
+  it("sorts by a column in the kernel and resets to the top", async () => {
+    el.querySelector('.rl-th[data-key="support/score"]').click();
+    await tick();
+    await frame();
+    const last = requests[requests.length - 1];
+    expect(last.query.sort).toEqual({ key: "support/score", desc: false });
+    expect(last.start).toBe(0);
+    expect(el.querySelector('.rl-th[data-key="support/score"] .rl-arrow').textContent).toBe("▲");
+    el.querySelector('.rl-th[data-key="support/score"]').click();
+    await tick();
+    expect(requests[requests.length - 1].query.sort).toEqual({ key: "support/score", desc: true });
+    // lists cannot be sorted: their header has no handler
+    model.set("visible", [...model.get("visible"), "support/criteria"]);
+    await tick();
+    const n = requests.length;
+    el.querySelector('.rl-th[data-key="support/criteria"]').click();
+    await tick();
+    expect(requests.length).toBe(n);
+  });
+
+  it("filters to errors only, and shows the filtered count", async () => {
+    const box = el.querySelector(".rl-errors-only");
+    box.checked = true;
+    box.dispatchEvent(new Event("change"));
+    await tick();
+    await frame();
+    expect(requests[requests.length - 1].query.errors_only).toBe(true);
+    expect(el.querySelector(".rl-count").textContent).toBe("1,000 of 100,000 rows");
+  });
+
+  it("pages further rows in when scrolled to the end", async () => {
+    const vp = el.querySelector(".rl-viewport");
+    let top = 0;
+    Object.defineProperty(vp, "scrollTop", { get: () => top, set: (v) => (top = v), configurable: true });
+    top = N * 30; // past the end: clamped to the last row
+    vp.dispatchEvent(new Event("scroll"));
+    await frame();
+    await tick();
+    await frame();
+    expect(requests.some((r) => r.start === 99_800)).toBe(true);
+    const positions = [...el.querySelectorAll(".rl-tr")].map((r) => Number(r.dataset.pos));
+    expect(Math.max(...positions)).toBe(N - 1);
+    expect(el.querySelector('.rl-tr[data-pos="99999"]').textContent).toContain("prompt 99999");
+  });
+
+  it("opens a row's explanation by setting `selected`, and closes it", async () => {
+    el.querySelectorAll(".rl-tr")[3].click();
+    expect(model.get("selected")).toBe(3);
+    expect(model.saved).toBeGreaterThan(0);
+    model.set("detail", { heading: "case 4 of 100000", fields: [{ name: "prompt", text: XSS }], images: [], metrics: [{ name: "support", kind: "pointwise", score: 0.5, verdict: "fail (score below pass mark)", criteria: [], raw_output: ["raw"], rationale: "why" }] });
+    expect(el.querySelector(".rl-detail .rl-text").textContent).toBe(XSS);
+    expect(el.querySelector(".rl-detail img")).toBeNull();
+    el.querySelector(".rl-detail .rl-next").click();
+    expect(model.get("selected")).toBe(4);
+    el.querySelector(".rl-close").click();
+    expect(model.get("selected")).toBe(-1);
+  });
+
+  it("hides and shows columns from the chooser", async () => {
+    el.querySelector(".rl-columns-btn").click();
+    const box = el.querySelector('.rl-popover input[data-key="prompt"]');
+    expect(box.checked).toBe(true);
+    box.checked = false;
+    box.dispatchEvent(new Event("change"));
+    await tick();
+    await frame();
+    expect(model.get("visible")).not.toContain("prompt");
+    expect(el.querySelector('.rl-th[data-key="prompt"]')).toBeNull();
+    expect(requests[requests.length - 1].columns).not.toContain("prompt");
+  });
+
+  it("shows a kernel error with a retry button", async () => {
+    model.onSend = (msg) => queueMicrotask(() => model.reply({ type: "rl:reply", id: msg.id, error: "no column 'x'" }));
+    el.querySelector('.rl-th[data-key="prompt"]').click();
+    await tick();
+    await tick();
+    expect(el.querySelector(".rl-status").textContent).toContain("no column 'x'");
+    expect(el.querySelector(".rl-retry")).not.toBeNull();
+  });
+
+  it("cleans up its listeners and DOM", () => {
+    expect(model.listenerCount()).toBeGreaterThan(0);
+    cleanup();
+    expect(model.listenerCount()).toBe(0);
+    expect(el.childNodes.length).toBe(0);
+  });
+});

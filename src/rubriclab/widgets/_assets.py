@@ -1,0 +1,44 @@
+"""Where the views' JavaScript comes from: the esbuild bundles in ``rubriclab/static/``.
+
+The bundles are build output (``pip install`` of a checkout runs the hatch build hook, which runs
+esbuild); a missing bundle is reported with the command that makes it, when a view is created,
+not when ``rubriclab`` is imported, so static HTML keeps working without them.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+
+__all__ = ["STATIC", "BundleMissingError", "EsmBundle", "read_bundle"]
+
+
+class BundleMissingError(RuntimeError):
+    """A view's JavaScript bundle was not built."""
+
+
+@functools.cache
+def read_bundle(name: str) -> str:
+    path = STATIC / f"{name}.js"
+    if not path.is_file():
+        raise BundleMissingError(
+            f"rubriclab's front-end bundle {path.name} is missing from {STATIC}. Reinstall from the "
+            "checkout with npm available (`pip install -e .`), or build it: `cd js && npm ci && "
+            "npm run build`."
+        )
+    return path.read_text(encoding="utf-8")
+
+
+class EsmBundle:
+    """Class attribute that reads a view's bundle when a widget is created (anywidget's ``_esm``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        return read_bundle(self.name)

@@ -1,0 +1,424 @@
+"""Table cells and cases as JSON the views can show: plain values, capped text, safe image URLs.
+
+Text stays text here (no HTML is built); the browser puts it in the page with ``textContent``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..rubric import Rubric
+from ._source import MetricRef, Source
+
+__all__ = [
+    "INPUT_ORDER",
+    "case_payload",
+    "cell",
+    "column_kind",
+    "columns_payload",
+    "criteria_summary",
+    "image_columns",
+    "input_columns",
+    "is_missing",
+    "metric_payload",
+    "plain",
+    "text_of",
+]
+
+#: input columns shown first, in this order, when a case has them
+INPUT_ORDER = ("prompt", "response", "baseline_model_response", "reference", "context")
+CELL_CHARS = 240
+CASE_CHARS = 100_000
+IMAGE_BYTES = 4_000_000
+
+_NUMBER_FIELDS = {"tokens", "latency", "attempts", "candidate_score", "baseline_score"}
+_LIST_FIELDS = {"criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric"}
+_CRITERION_KEYS = (
+    "name",
+    "question",
+    "level",
+    "label",
+    "evidence",
+    "reasoning",
+    "weight",
+    "critical",
+    "passed_critical",
+)
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN, NA or NaT (a list or mapping is never missing, even when empty)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def plain(value: Any) -> Any:
+    """A JSON-safe copy: numpy scalars unwrapped, NaN to None, models to dicts."""
+    if isinstance(value, Rubric):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
+        return plain(value.tolist())
+    if is_missing(value):
+        return None
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def text_of(value: Any, limit: int = CASE_CHARS) -> str | None:
+    """Any cell as display text (lists and dicts as JSON), capped at ``limit`` characters."""
+    if is_missing(value):
+        return None
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, list | tuple | Mapping | Rubric):
+        text = json.dumps(plain(value), ensure_ascii=False)
+    else:
+        text = str(plain(value))
+    if len(text) > limit:
+        text = text[:limit] + f"… [{len(text) - limit:,} more characters]"
+    return text
+
+
+def column_kind(name: str, series: pd.Series | None = None) -> str:
+    """How the table shows a column: score, verdict, error, bool, number, list or text."""
+    field = name.rsplit("/", 1)[-1] if "/" in name else ""
+    if field == "score":
+        return "score"
+    if field in ("verdict", "pairwise_choice"):
+        return "verdict"
+    if field == "error":
+        return "error"
+    if field in ("swap_consistent", "passed"):
+        return "bool"
+    if field in _NUMBER_FIELDS:
+        return "number"
+    if field in _LIST_FIELDS or name == "rubric":
+        return "list"
+    if (
+        series is not None
+        and pd.api.types.is_numeric_dtype(series)
+        and not pd.api.types.is_bool_dtype(series)
+    ):
+        return "number"
+    if series is not None and pd.api.types.is_bool_dtype(series):
+        return "bool"
+    return "text"
+
+
+def image_columns(table: pd.DataFrame) -> list[str]:
+    return [str(c) for c in table.columns if "/" not in str(c) and "image" in str(c).lower()]
+
+
+def input_columns(table: pd.DataFrame) -> list[str]:
+    """The case's own columns (not judged ones, not rubrics, not images), prompt first."""
+    images = set(image_columns(table))
+    cols = [
+        str(c)
+        for c in table.columns
+        if "/" not in str(c) and str(c) != "rubric" and str(c) not in images
+    ]
+    first = [c for c in INPUT_ORDER if c in cols]
+    return first + [c for c in cols if c not in first]
+
+
+def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
+    """Column descriptors for the grid and the keys shown by default."""
+    table = source.table
+    kinds = {m.name: m.kind for m in source.metrics}
+    cols: list[dict[str, Any]] = [
+        {"key": "__index__", "label": "#", "kind": "index", "sortable": True}
+    ]
+    visible = ["__index__"]
+    for name in input_columns(table) + image_columns(table):
+        kind = column_kind(name, table[name])
+        cols.append({"key": name, "label": name, "kind": kind, "sortable": kind != "list"})
+        if name in INPUT_ORDER[:3] or (name not in image_columns(table) and len(visible) < 4):
+            visible.append(name)
+    for m in source.metrics:
+        for col in table.columns:
+            name = str(col)
+            if not name.startswith(f"{m.name}/"):
+                continue
+            field = name[len(m.name) + 1 :]
+            kind = column_kind(name, table[col])
+            cols.append(
+                {
+                    "key": name,
+                    "label": name,
+                    "kind": kind,
+                    "metric": m.name,
+                    "metric_kind": kinds.get(m.name, "pointwise"),
+                    "sortable": kind != "list",
+                }
+            )
+            if field in ("score", "verdict", "error") or (
+                field == "swap_consistent" and m.kind == "pairwise"
+            ):
+                visible.append(name)
+    return cols, visible
+
+
+def criteria_summary(value: Any) -> str:
+    """A criteria list in one line: ``accuracy 3 · clarity YES``."""
+    if not isinstance(value, list | tuple):
+        return text_of(value, CELL_CHARS) or ""
+    parts = []
+    for item in value:
+        if isinstance(item, Mapping):
+            label = item.get("label")
+            level = item.get("level")
+            winner = item.get("winner")
+            shown = winner if winner is not None else label if label in ("YES", "NO") else level
+            parts.append(f"{item.get('name', '?')} {plain(shown) if shown is not None else '—'}")
+    return " · ".join(parts)
+
+
+def cell(kind: str, key: str, value: Any) -> Any:
+    """One grid cell: numbers as numbers, everything else as one line of capped text."""
+    if is_missing(value):
+        return None
+    if kind in ("score", "number"):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return text_of(value, CELL_CHARS)
+        return None if math.isnan(number) or math.isinf(number) else number
+    if kind == "bool":
+        return bool(value)
+    if kind == "list":
+        if key.endswith("criteria"):
+            return criteria_summary(value)
+        if isinstance(value, list | tuple) and value and isinstance(value[0], str):
+            value = value[0]
+    text = text_of(value, CELL_CHARS) or ""
+    return " ".join(text.split())
+
+
+# -- one case ------------------------------------------------------------------------------------
+def case_payload(
+    source: Source, pos: int, metrics: Sequence[MetricRef] | None = None
+) -> dict[str, Any]:
+    """Everything a person needs to read one case and what the judge said about it."""
+    table = source.table
+    if not 0 <= pos < len(table):
+        raise IndexError(f"row {pos} is out of range: the result has {len(table)} rows")
+    row = table.iloc[pos]
+    label = table.index[pos]
+    heading = f"case {pos + 1} of {len(table)}"
+    if not isinstance(label, int) or label != pos:
+        heading += f" · index {label}"
+    for key in ("id", "case_id", "row_id"):
+        if key in table.columns and not is_missing(row[key]):
+            heading += f" · {key} {text_of(row[key], 80)}"
+            break
+    fields = [
+        {"name": name, "text": text_of(row[name])}
+        for name in input_columns(table)
+        if not is_missing(row[name])
+    ]
+    images = [img for name in image_columns(table) for img in _images(name, row[name])]
+    return {
+        "row": pos,
+        "heading": heading,
+        "fields": fields,
+        "images": images,
+        "metrics": [metric_payload(source, row, m) for m in (metrics or source.metrics)],
+    }
+
+
+def metric_payload(source: Source, row: pd.Series, m: MetricRef) -> dict[str, Any]:
+    def get(field: str) -> Any:
+        key = f"{m.name}/{field}"
+        return row[key] if key in row.index else None
+
+    rubric = _row_rubric(row, m)
+    out: dict[str, Any] = {
+        "name": m.name,
+        "kind": m.kind,
+        "score": cell("score", "", get("score")),
+        "verdict": text_of(get("verdict"), 400),
+        "criteria": _criteria(get("criteria"), rubric),
+        "rationale": text_of(get("rationale")),
+        "raw_output": _raw(get("raw_output")),
+        "error": text_of(get("error")),
+        "tokens": cell("number", "", get("tokens")),
+        "latency": cell("number", "", get("latency")),
+        "attempts": cell("number", "", get("attempts")),
+    }
+    if m.kind == "pairwise":
+        consistent = get("swap_consistent")
+        out["choice"] = text_of(get("pairwise_choice"), 200)
+        out["swap_consistent"] = None if is_missing(consistent) else bool(consistent)
+        out["candidate_criteria"] = _criteria(get("candidate_criteria"), rubric)
+        out["baseline_criteria"] = _criteria(get("baseline_criteria"), rubric)
+        out["pair_rows"] = _pair_rows(out, get("criteria"))
+    return out
+
+
+def _row_rubric(row: pd.Series, m: MetricRef) -> Rubric | None:
+    for key in (f"{m.name}/rubric", "rubric"):
+        if key in row.index:
+            value = row[key]
+            if isinstance(value, Rubric):
+                return value
+            if isinstance(value, Mapping):
+                try:
+                    return Rubric.from_dict(value)
+                except ValueError:
+                    return m.rubric
+    return m.rubric
+
+
+def _criteria(value: Any, rubric: Rubric | None) -> list[dict[str, Any]]:
+    if not isinstance(value, list | tuple):
+        return []
+    rows = []
+    for item in value:
+        if not isinstance(item, Mapping):
+            continue
+        out = {k: plain(item.get(k)) for k in _CRITERION_KEYS}
+        for k in ("name", "question", "label", "evidence", "reasoning"):
+            out[k] = text_of(item.get(k), 20_000)
+        if rubric is not None and out["name"] is not None:
+            try:
+                criterion = rubric[str(out["name"])]
+            except KeyError:
+                pass
+            else:
+                out["max_level"] = criterion.max_score
+                if not criterion.is_yes_no and isinstance(out["level"], int):
+                    out["min_level"] = criterion.min_score
+        rows.append(out)
+    return rows
+
+
+def _pair_rows(metric: Mapping[str, Any], criteria: Any) -> list[dict[str, Any]]:
+    """Per criterion: the winner (both orders), evidence, and each side's level when known."""
+    cand = {c["name"]: c for c in metric["candidate_criteria"]}
+    base = {c["name"]: c for c in metric["baseline_criteria"]}
+    rows = []
+    items = criteria if isinstance(criteria, list | tuple) else []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        name = text_of(item.get("name"), 400) or ""
+        consistent = item.get("swap_consistent")
+        rows.append(
+            {
+                "name": name,
+                "question": text_of(item.get("question"), 20_000),
+                "winner": text_of(item.get("winner"), 40),
+                "consistent": None if is_missing(consistent) else bool(consistent),
+                "evidence": text_of(item.get("evidence"), 20_000),
+                "evidence_swapped": text_of(item.get("evidence_swapped"), 20_000),
+                "candidate": cand.get(name),
+                "baseline": base.get(name),
+            }
+        )
+    if not rows:  # no winner list: compare the two sides' levels
+        for name in list(cand) + [n for n in base if n not in cand]:
+            c, b = cand.get(name), base.get(name)
+            rows.append(
+                {
+                    "name": name,
+                    "question": (c or b or {}).get("question"),
+                    "winner": _winner(c, b),
+                    "consistent": None,
+                    "evidence": (c or {}).get("evidence"),
+                    "evidence_swapped": (b or {}).get("evidence"),
+                    "candidate": c,
+                    "baseline": b,
+                }
+            )
+    return rows
+
+
+def _winner(c: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
+    if not c or not b or not isinstance(c.get("level"), int) or not isinstance(b.get("level"), int):
+        return None
+    lc, lb = c["level"], b["level"]
+    return "candidate" if lc > lb else "baseline" if lb > lc else "tie"
+
+
+def _raw(value: Any) -> list[str]:
+    if isinstance(value, list | tuple):
+        return [text_of(v) or "" for v in value]
+    text = text_of(value)
+    return [] if text is None else [text]
+
+
+# -- images ---------------------------------------------------------------------------------------
+_MAGIC = (
+    (b"\x89PNG", "png"),
+    (b"\xff\xd8", "jpeg"),
+    (b"GIF8", "gif"),
+    (b"RIFF", "webp"),
+    (b"BM", "bmp"),
+)
+_SUFFIX = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".gif": "gif", ".webp": "webp"}
+_DATA_URI = re.compile(r"^data:image/(png|jpe?g|gif|webp|bmp|avif);base64,[A-Za-z0-9+/=\s]+$")
+
+
+def _images(name: str, value: Any) -> list[dict[str, Any]]:
+    if is_missing(value):
+        return []
+    values = list(value) if isinstance(value, list | tuple) else [value]
+    return [_image(name, v) for v in values if not is_missing(v)]
+
+
+def _image(name: str, value: Any) -> dict[str, Any]:
+    """A browser-safe ``src`` (http(s) or a data: image URI) or a note saying why not."""
+    if isinstance(value, Mapping):
+        value = value.get("url") or value.get("image_url") or value.get("path")
+        if isinstance(value, Mapping):
+            value = value.get("url")
+    if isinstance(value, bytes):
+        return _from_bytes(name, value)
+    if not isinstance(value, str | Path):
+        return {"name": name, "note": f"unsupported image value ({type(value).__name__})"}
+    text = str(value).strip()
+    if _DATA_URI.match(text):
+        return {"name": name, "src": text}
+    if re.match(r"^https?://[^\s\"'<>]+$", text, re.IGNORECASE):
+        return {"name": name, "src": text}
+    if re.match(r"^[a-z][a-z0-9+.-]*:", text, re.IGNORECASE) and not re.match(
+        r"^[a-z]:\\", text, re.IGNORECASE
+    ):
+        return {"name": name, "note": f"not shown: unsupported URL scheme in {text[:60]!r}"}
+    path = Path(text).expanduser()
+    if path.suffix.lower() in _SUFFIX and path.is_file():
+        if path.stat().st_size > IMAGE_BYTES:
+            return {"name": name, "note": f"not shown: {path.name} is larger than 4 MB"}
+        return _from_bytes(name, path.read_bytes(), _SUFFIX[path.suffix.lower()])
+    return {"name": name, "note": f"not shown: no image file at {text[:120]!r}"}
+
+
+def _from_bytes(name: str, data: bytes, kind: str | None = None) -> dict[str, Any]:
+    if len(data) > IMAGE_BYTES:
+        return {"name": name, "note": "not shown: image larger than 4 MB"}
+    kind = kind or next((k for magic, k in _MAGIC if data.startswith(magic)), None)
+    if kind is None:
+        return {
+            "name": name,
+            "note": "not shown: bytes are not a PNG, JPEG, GIF, WebP or BMP image",
+        }
+    encoded = base64.b64encode(data).decode("ascii")
+    return {"name": name, "src": f"data:image/{kind};base64,{encoded}"}

@@ -1,0 +1,263 @@
+"""Sort, filter and page a result table in the kernel, so the browser only ever holds a page.
+
+A query (sort key, text search, score range, verdict, errors only, swap-inconsistent only)
+becomes an array of row positions; the last few are cached, so scrolling through one view of
+100,000 rows costs one sort, then only slicing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._cells import cell, column_kind, input_columns, is_missing
+from ._source import Source
+
+__all__ = ["Query", "QueryError", "TableQuery"]
+
+MAX_PAGE = 1000
+
+
+class QueryError(ValueError):
+    """A page request the table cannot answer (unknown column, bad range)."""
+
+
+class Query:
+    """A validated query from the browser (unknown keys are refused, not ignored)."""
+
+    KEYS = frozenset(
+        {
+            "sort",
+            "search",
+            "metric",
+            "score_min",
+            "score_max",
+            "verdict",
+            "errors_only",
+            "swap_inconsistent_only",
+        }
+    )
+
+    def __init__(self, raw: Mapping[str, Any] | None, source: Source) -> None:
+        raw = dict(raw or {})
+        unknown = set(raw) - self.KEYS
+        if unknown:
+            raise QueryError(f"unknown query keys: {', '.join(sorted(unknown))}")
+        sort = raw.get("sort")
+        self.sort_key: str | None = None
+        self.sort_desc = False
+        if sort:
+            if not isinstance(sort, Mapping) or "key" not in sort:
+                raise QueryError("sort must be {'key': column, 'desc': bool}")
+            key = str(sort["key"])
+            if key != "__index__" and key not in source.table.columns:
+                raise QueryError(f"cannot sort by {key!r}: no such column")
+            self.sort_key, self.sort_desc = key, bool(sort.get("desc", False))
+        self.search = str(raw.get("search") or "").strip()
+        names = [m.name for m in source.metrics]
+        metric = raw.get("metric")
+        if metric is not None and metric not in names:
+            raise QueryError(f"no metric {metric!r} (metrics: {', '.join(names) or 'none'})")
+        self.metrics: list[str] = [str(metric)] if metric else names
+        self.score_min = _optional_float(raw.get("score_min"), "score_min")
+        self.score_max = _optional_float(raw.get("score_max"), "score_max")
+        self.verdict = str(raw["verdict"]) if raw.get("verdict") else None
+        self.errors_only = bool(raw.get("errors_only", False))
+        self.swap_only = bool(raw.get("swap_inconsistent_only", False))
+
+    @property
+    def filter_key(self) -> tuple[Any, ...]:
+        return (
+            self.search.lower(),
+            tuple(self.metrics),
+            self.score_min,
+            self.score_max,
+            self.verdict,
+            self.errors_only,
+            self.swap_only,
+        )
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (*self.filter_key, self.sort_key, self.sort_desc)
+
+
+class TableQuery:
+    """Answers page requests over one table; cached by query."""
+
+    def __init__(self, source: Source, cache_size: int = 8) -> None:
+        self.source = source
+        self._views: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._masks: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._kinds = {str(c): column_kind(str(c), source.table[c]) for c in source.table.columns}
+        self._text_cols = [
+            c for c in input_columns(source.table) if self._kinds.get(c) == "text"
+        ] + [
+            f"{m.name}/{f}"
+            for m in source.metrics
+            for f in ("verdict", "rationale", "error", "pairwise_choice")
+            if f"{m.name}/{f}" in source.table.columns
+        ]
+
+    # -- the view: row positions in display order -------------------------------------------------
+    def view(self, query: Query) -> np.ndarray:
+        cached = self._views.get(query.key)
+        if cached is not None:
+            self._views.move_to_end(query.key)
+            return cached
+        mask = self._mask(query)
+        order = self._order(query)
+        positions = order[mask[order]] if mask is not None else order
+        self._remember(self._views, query.key, positions)
+        return positions
+
+    def page(
+        self, raw_query: Mapping[str, Any] | None, start: int, stop: int, columns: Sequence[str]
+    ) -> dict[str, Any]:
+        """Rows ``[start, stop)`` of the view as ``[position, cell, cell, ...]`` lists."""
+        query = Query(raw_query, self.source)
+        if start < 0 or stop < start:
+            raise QueryError(f"bad page range {start}..{stop}")
+        stop = min(stop, start + MAX_PAGE)
+        table = self.source.table
+        for key in columns:
+            if key != "__index__" and key not in table.columns:
+                raise QueryError(f"no column {key!r} in this result")
+        positions = self.view(query)
+        chosen = positions[start:stop]
+        rows: list[list[Any]] = [[int(p)] for p in chosen]
+        for key in columns:
+            if key == "__index__":
+                labels = table.index[chosen]
+                for r, label in zip(rows, labels, strict=True):
+                    r.append(label.item() if hasattr(label, "item") else _label(label))
+                continue
+            kind = self._kinds[key]
+            values = table[key].to_numpy(dtype=object)[chosen]
+            for r, value in zip(rows, values, strict=True):
+                r.append(cell(kind, key, value))
+        return {"rows": rows, "start": start, "total": len(positions)}
+
+    # -- pieces ----------------------------------------------------------------------------------
+    def _order(self, query: Query) -> np.ndarray:
+        n = len(self.source.table)
+        if query.sort_key is None or query.sort_key == "__index__":
+            order = np.arange(n)
+            return order[::-1].copy() if query.sort_desc else order
+        column = self.source.table[query.sort_key]
+        kind = self._kinds[query.sort_key]
+        if kind in ("score", "number", "bool"):
+            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+            keys = -values if query.sort_desc else values
+            order = np.argsort(keys, kind="stable")  # NaN sorts last either way
+            return order
+        text = column.map(lambda v: None if is_missing(v) else str(v).lower())
+        ranked = pd.Series(text.to_numpy(dtype=object), dtype=object)
+        ordered = ranked.sort_values(
+            ascending=not query.sort_desc, kind="stable", na_position="last"
+        )
+        return ordered.index.to_numpy(dtype=np.int64)
+
+    def _mask(self, query: Query) -> np.ndarray | None:
+        if query.filter_key == ("", tuple(query.metrics), None, None, None, False, False):
+            return None
+        cached = self._masks.get(query.filter_key)
+        if cached is not None:
+            return cached
+        table = self.source.table
+        mask = np.ones(len(table), dtype=bool)
+        metrics = query.metrics
+        if query.search:
+            hit = np.zeros(len(table), dtype=bool)
+            for col in self._text_cols:
+                series = table[col]
+                hit |= (
+                    series.astype("string")
+                    .str.contains(query.search, case=False, regex=False, na=False)
+                    .to_numpy(dtype=bool)
+                )
+            mask &= hit
+        if query.score_min is not None or query.score_max is not None:
+            in_range = np.zeros(len(table), dtype=bool)
+            for m in metrics:
+                scores = pd.to_numeric(table[f"{m}/score"], errors="coerce").to_numpy(dtype=float)
+                ok = ~np.isnan(scores)
+                if query.score_min is not None:
+                    ok &= scores >= query.score_min - 1e-12
+                if query.score_max is not None:
+                    ok &= scores <= query.score_max + 1e-12
+                in_range |= ok
+            mask &= in_range
+        if query.verdict is not None:
+            match = np.zeros(len(table), dtype=bool)
+            for m in metrics:
+                col = f"{m}/verdict"
+                if col in table.columns:
+                    match |= (table[col] == query.verdict).to_numpy(dtype=bool)
+            mask &= match
+        if query.errors_only:
+            errs = np.zeros(len(table), dtype=bool)
+            for m in metrics:
+                col = f"{m}/error"
+                if col in table.columns:
+                    errs |= ~table[col].map(_blank).to_numpy(dtype=bool)
+            mask &= errs
+        if query.swap_only:
+            bad = np.zeros(len(table), dtype=bool)
+            for m in metrics:
+                col = f"{m}/swap_consistent"
+                if col in table.columns:
+                    bad |= (
+                        table[col].map(lambda v: v is False or v is np.False_).to_numpy(dtype=bool)
+                    )
+            mask &= bad
+        self._remember(self._masks, query.filter_key, mask)
+        return mask
+
+    def _remember(
+        self,
+        store: OrderedDict[tuple[Any, ...], np.ndarray],
+        key: tuple[Any, ...],
+        value: np.ndarray,
+    ) -> None:
+        store[key] = value
+        store.move_to_end(key)
+        while len(store) > self._cache_size:
+            store.popitem(last=False)
+
+    def verdicts(self) -> dict[str, list[str]]:
+        """The distinct verdicts per metric (for the verdict filter), most common first."""
+        out: dict[str, list[str]] = {}
+        for m in self.source.metrics:
+            col = f"{m.name}/verdict"
+            if col in self.source.table.columns:
+                counts = self.source.table[col].dropna().astype(str).value_counts()
+                out[m.name] = [str(v) for v in counts.index[:50]]
+        return out
+
+
+def _blank(value: Any) -> bool:
+    return is_missing(value) or (isinstance(value, str) and not value.strip())
+
+
+def _label(value: Any) -> Any:
+    if isinstance(value, int | float | str) or value is None:
+        return value
+    return str(value)
+
+
+def _optional_float(value: Any, name: str) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise QueryError(f"{name} must be a number, got {value!r}") from None
+    if np.isnan(number):
+        return None
+    return number

@@ -1,0 +1,524 @@
+"""Static forms of the views: deterministic ``text/plain`` and escaped ``text/html``.
+
+These are what GitHub, nbviewer, exported HTML and a reopened notebook without a kernel show,
+and what nbval compares. Every piece of data goes through ``html.escape``; nothing here runs.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..rubric import Rubric
+from ._cells import cell, columns_payload
+from ._source import Source
+
+__all__ = [
+    "case_html",
+    "case_text",
+    "fmt_rate",
+    "fmt_score",
+    "mock_html",
+    "pairwise_html",
+    "pairwise_text",
+    "rubric_html",
+    "rubric_text",
+    "summary_text",
+    "table_html",
+    "table_text",
+]
+
+_FG = "var(--jp-ui-font-color1, #333)"
+_MUTED = "var(--jp-ui-font-color2, #666)"
+_BORDER = "var(--jp-border-color2, #e0e0e0)"
+_BG2 = "var(--jp-layout-color1, #fafafa)"
+_WRAP = (
+    f"font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; color: {_FG};"
+)
+_TH = f"text-align:left; padding:3px 8px; border-bottom:1px solid {_BORDER}; color:{_MUTED};"
+_TD = f"text-align:left; vertical-align:top; padding:3px 8px; border-bottom:1px solid {_BORDER};"
+_PRE = f"white-space:pre-wrap; overflow-wrap:anywhere; background:{_BG2}; border:1px solid {_BORDER}; border-radius:4px; padding:5px 8px; margin:2px 0 8px;"
+MOCK_TEXT = "MOCK judge: these results come from an offline mock, not a real model."
+
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) or math.isinf(number) else number
+
+
+def fmt_score(value: Any, kind: str = "pointwise") -> str:
+    number = _num(value)
+    if number is None:
+        return "—"
+    if kind == "pairwise":
+        return f"{number:+.1f}"
+    return f"{100 * number:.1f}"
+
+
+def fmt_rate(row: Mapping[str, Any], key: str) -> str:
+    rate = _num(row.get(key))
+    if rate is None:
+        return "—"
+    low, high = _num(row.get(f"{key}_low")), _num(row.get(f"{key}_high"))
+    iv = f" [{100 * low:.0f}–{100 * high:.0f}%]" if low is not None and high is not None else ""
+    return f"{100 * rate:.0f}%{iv}"
+
+
+def _int(value: Any) -> str:
+    number = _num(value)
+    return "—" if number is None else f"{round(number):,}"
+
+
+def _cost(value: Any) -> str:
+    number = _num(value)
+    return "—" if number is None else f"${number:.4f}" if 0 < number < 0.01 else f"${number:.2f}"
+
+
+def mock_html(is_mock: bool, judge: str = "") -> str:
+    if not is_mock:
+        return ""
+    who = f" ({esc(judge)})" if judge else ""
+    return (
+        '<div class="rl-mock" style="border:1px solid var(--jp-warn-color1, #f57c00); '
+        "background: color-mix(in srgb, var(--jp-warn-color1, #f57c00) 15%, transparent); "
+        'padding:5px 9px; border-radius:6px; font-weight:600; margin-bottom:6px;">'
+        f"⚠ MOCK judge{who}: these results come from an offline mock, not a real model.</div>"
+    )
+
+
+# -- the table -------------------------------------------------------------------------------------
+def _summary_cells(row: Mapping[str, Any]) -> list[str]:
+    pairwise = row.get("kind") == "pairwise"
+    mean = "—" if pairwise else fmt_score(row.get("mean"))
+    std = _num(row.get("std"))
+    if not pairwise and std is not None:
+        mean += f" ± {100 * std:.1f}"
+    return [
+        str(row.get("metric", "")),
+        str(row.get("kind", "")),
+        _int(row.get("n")),
+        mean,
+        "—" if pairwise else fmt_rate(row, "pass_rate"),
+        fmt_rate(row, "win_rate") if pairwise else "—",
+        fmt_rate(row, "tie_rate") if pairwise else "—",
+        fmt_rate(row, "loss_rate") if pairwise else "—",
+        _int(row.get("errors")),
+        _int(row.get("tokens")),
+        _cost(row.get("cost")),
+    ]
+
+
+_SUMMARY_HEAD = [
+    "metric",
+    "kind",
+    "n",
+    "mean",
+    "pass rate",
+    "win",
+    "tie",
+    "loss",
+    "errors",
+    "tokens",
+    "cost",
+]
+
+
+def summary_text(summary: Sequence[Mapping[str, Any]]) -> str:
+    rows = [_SUMMARY_HEAD, *(_summary_cells(r) for r in summary)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_SUMMARY_HEAD))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
+
+
+def _shown_columns(source: Source) -> list[dict[str, Any]]:
+    cols, visible = columns_payload(source)
+    return [c for c in cols if c["key"] in visible]
+
+
+def _cell_text(col: Mapping[str, Any], value: Any) -> str:
+    shown = cell(str(col["kind"]), str(col["key"]), value)
+    if shown is None:
+        return ""
+    if col["kind"] == "score":
+        return fmt_score(shown, str(col.get("metric_kind", "pointwise")))
+    if col["kind"] == "bool":
+        if str(col["key"]).endswith("/swap_consistent"):
+            return "agree" if shown else "disagree"
+        return "yes" if shown else "no"
+    if isinstance(shown, float):
+        return f"{shown:g}"
+    return str(shown)
+
+
+def table_text(source: Source, title: str = "", max_rows: int = 10) -> str:
+    n = len(source.table)
+    names = ", ".join(m.name for m in source.metrics) or "none"
+    lines = []
+    if source.is_mock:
+        lines.append(MOCK_TEXT)
+    if title:
+        lines.append(title)
+    lines.append(f"EvalResult: {n:,} rows; metrics: {names}")
+    if source.judge:
+        lines.append(f"judge: {source.judge}")
+    if source.summary:
+        lines.append(summary_text(source.summary))
+    cols = _shown_columns(source)[1:]
+    if cols and n:
+        lines.append("")
+        for pos in range(min(n, max_rows)):
+            row = source.table.iloc[pos]
+            parts = [f"{c['label']}={_short(_cell_text(c, row[c['key']]), 40)}" for c in cols]
+            lines.append(f"[{pos}] " + "; ".join(parts))
+        if n > max_rows:
+            lines.append(f"... {n - max_rows:,} more rows")
+    return "\n".join(lines)
+
+
+def table_html(source: Source, title: str = "", max_rows: int = 20) -> str:
+    n = len(source.table)
+    out = [
+        f'<div class="rubriclab-static rl-table-static" style="{_WRAP}">',
+        mock_html(source.is_mock, source.judge),
+    ]
+    if title:
+        out.append(
+            f'<div style="font-weight:600; font-size:15px; margin-bottom:4px;">{esc(title)}</div>'
+        )
+    judge = f" · judge {esc(source.judge)}" if source.judge else ""
+    out.append(f'<div style="color:{_MUTED}; margin-bottom:4px;">{n:,} rows{judge}</div>')
+    if source.summary:
+        out.append(
+            '<table class="rl-summary-static" style="border-collapse:collapse; margin-bottom:10px;"><thead><tr>'
+        )
+        out.extend(f'<th style="{_TH}">{esc(h)}</th>' for h in _SUMMARY_HEAD)
+        out.append("</tr></thead><tbody>")
+        for row in source.summary:
+            out.append(
+                "<tr>"
+                + "".join(f'<td style="{_TD}">{esc(c)}</td>' for c in _summary_cells(row))
+                + "</tr>"
+            )
+        out.append("</tbody></table>")
+    cols = _shown_columns(source)
+    out.append('<table class="rl-rows-static" style="border-collapse:collapse;"><thead><tr>')
+    out.extend(f'<th style="{_TH}">{esc(c["label"])}</th>' for c in cols)
+    out.append("</tr></thead><tbody>")
+    for pos in range(min(n, max_rows)):
+        record = source.table.iloc[pos]
+        cells = [esc(source.table.index[pos])] + [
+            esc(_short(_cell_text(c, record[c["key"]]), 160)) for c in cols[1:]
+        ]
+        out.append("<tr>" + "".join(f'<td style="{_TD}">{c}</td>' for c in cells) + "</tr>")
+    out.append("</tbody></table>")
+    if n > max_rows:
+        out.append(
+            f'<div style="color:{_MUTED}; margin-top:4px;">… {n - max_rows:,} more rows (run the notebook to browse them all)</div>'
+        )
+    out.append("</div>")
+    return "".join(out)
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- one case --------------------------------------------------------------------------------------
+def _level_text(c: Mapping[str, Any] | None) -> str:
+    if not c:
+        return "—"
+    label = c.get("label")
+    if isinstance(label, str) and label.upper() in ("YES", "NO"):
+        return label.upper()
+    level = c.get("level")
+    top = c.get("max_level")
+    head = "" if level is None else f"{level}/{top}" if top is not None else str(level)
+    return " ".join(p for p in (head, str(label) if label else "") if p) or "—"
+
+
+def _metric_text(m: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"{m['name']} ({m['kind']}): score {fmt_score(m.get('score'), str(m['kind']))}"
+        + (f", {m['verdict']}" if m.get("verdict") else "")
+    ]
+    if m.get("error"):
+        lines.append(f"  ERROR: {m['error']}")
+    if m.get("kind") == "pairwise":
+        if m.get("choice"):
+            lines.append(f"  choice: {m['choice']}")
+        if m.get("swap_consistent") is not None:
+            lines.append(f"  orders agree: {'yes' if m['swap_consistent'] else 'no'}")
+        for r in m.get("pair_rows") or []:
+            lines.append(f"  - {r['name']}: {r.get('winner') or '—'}")
+    else:
+        for c in m.get("criteria") or []:
+            lines.append(f"  - {c.get('name')}: {_level_text(c)}")
+    if m.get("rationale"):
+        lines.append(f"  rationale: {_short(str(m['rationale']), 300)}")
+    return lines
+
+
+def case_text(case: Mapping[str, Any], is_mock: bool = False) -> str:
+    lines = [MOCK_TEXT] if is_mock else []
+    lines.append(str(case.get("heading", "")))
+    for f in case.get("fields", []):
+        lines.append(f"{f['name']}: {_short(str(f.get('text') or ''), 300)}")
+    for m in case.get("metrics", []):
+        lines.extend(_metric_text(m))
+    return "\n".join(lines)
+
+
+def _criteria_html(rows: Sequence[Mapping[str, Any]]) -> str:
+    if not rows:
+        return ""
+    out = ['<table style="border-collapse:collapse; margin:4px 0 8px;"><thead><tr>']
+    out.extend(
+        f'<th style="{_TH}">{h}</th>'
+        for h in ("criterion", "result", "weight", "evidence and reasoning")
+    )
+    out.append("</tr></thead><tbody>")
+    for c in rows:
+        crit = ""
+        if c.get("critical") is not None:
+            failed = c.get("passed_critical") is False
+            crit = f'<div style="color:var(--jp-{"error" if failed else "warn"}-color1, #d32f2f); font-size:11px;">critical{" — below minimum" if failed else ""}</div>'
+        question = c.get("question")
+        q = (
+            f'<div style="color:{_MUTED};">{esc(question)}</div>'
+            if question and question != c.get("name")
+            else ""
+        )
+        evidence = (
+            f'<div style="font-style:italic;">{esc(c.get("evidence"))}</div>'
+            if c.get("evidence")
+            else ""
+        )
+        reasoning = (
+            f'<div style="color:{_MUTED};">{esc(c.get("reasoning"))}</div>'
+            if c.get("reasoning")
+            else ""
+        )
+        out.append(
+            f'<tr><td style="{_TD}"><b>{esc(c.get("name"))}</b>{q}{crit}</td>'
+            f'<td style="{_TD}">{esc(_level_text(c))}</td>'
+            f'<td style="{_TD}">{esc(c.get("weight"))}</td>'
+            f'<td style="{_TD} white-space:pre-wrap;">{evidence}{reasoning}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _raw_html(raw: Sequence[str], open_: bool) -> str:
+    if not raw:
+        return ""
+    blocks = "".join(f'<pre style="{_PRE}">{esc(r)}</pre>' for r in raw)
+    return f'<details{" open" if open_ else ""}><summary style="color:{_MUTED}; cursor:pointer;">Raw judge output</summary>{blocks}</details>'
+
+
+def _metric_html(m: Mapping[str, Any]) -> str:
+    kind = str(m.get("kind"))
+    out = [
+        f'<div class="rl-metric-static" style="border-top:1px solid {_BORDER}; padding-top:6px; margin-top:8px;">'
+        f'<b style="font-size:14px;">{esc(m.get("name"))}</b> <span style="color:{_MUTED};">{esc(kind)}</span> '
+        f'<b style="font-size:16px; margin-left:8px;">{esc(fmt_score(m.get("score"), kind))}</b> '
+        f'<span style="margin-left:6px;">{esc(m.get("verdict") or "")}</span>'
+    ]
+    if m.get("error"):
+        out.append(
+            f'<div style="border:1px solid var(--jp-error-color1, #d32f2f); padding:4px 8px; border-radius:4px; white-space:pre-wrap; margin:4px 0;">Judge error: {esc(m["error"])}</div>'
+        )
+    if kind == "pairwise":
+        out.append(_pair_rows_html(m))
+    else:
+        out.append(_criteria_html(m.get("criteria") or []))
+    if m.get("rationale"):
+        out.append(
+            f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase;">Rationale</div><div style="{_PRE}">{esc(m["rationale"])}</div>'
+        )
+    out.append(_raw_html(m.get("raw_output") or [], bool(m.get("error"))))
+    meta = [
+        f"{k} {_int(m.get(k)) if k != 'latency' else esc(m.get(k))}"
+        for k in ("tokens", "latency", "attempts")
+        if m.get(k) is not None
+    ]
+    if meta:
+        out.append(f'<div style="color:{_MUTED}; font-size:12px;">{" · ".join(meta)}</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def _pair_rows_html(m: Mapping[str, Any]) -> str:
+    rows = m.get("pair_rows") or []
+    choice = f"<div>choice: <b>{esc(m.get('choice') or '—')}</b>"
+    if m.get("swap_consistent") is not None:
+        choice += " · " + (
+            "both orders agree" if m["swap_consistent"] else "the two orders disagreed"
+        )
+    choice += "</div>"
+    if not rows:
+        return choice
+    out = [choice, '<table style="border-collapse:collapse; margin:4px 0 8px;"><thead><tr>']
+    out.extend(
+        f'<th style="{_TH}">{h}</th>'
+        for h in ("criterion", "candidate", "baseline", "winner", "evidence")
+    )
+    out.append("</tr></thead><tbody>")
+    for r in rows:
+        out.append(
+            f'<tr><td style="{_TD}"><b>{esc(r.get("name"))}</b><div style="color:{_MUTED};">{esc(r.get("question") or "")}</div></td>'
+            f'<td style="{_TD}">{esc(_level_text(r.get("candidate")))}</td>'
+            f'<td style="{_TD}">{esc(_level_text(r.get("baseline")))}</td>'
+            f'<td style="{_TD}"><b>{esc(r.get("winner") or "—")}</b></td>'
+            f'<td style="{_TD} white-space:pre-wrap;">{esc(r.get("evidence") or "")}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _field_html(name: Any, text: Any) -> str:
+    return (
+        f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase; margin-top:6px;">{esc(name)}</div>'
+        f'<div style="{_PRE}">{esc(text)}</div>'
+    )
+
+
+def _images_html(images: Sequence[Mapping[str, Any]]) -> str:
+    parts = []
+    for img in images:
+        src = img.get("src")
+        if src:
+            parts.append(
+                f'<img src="{esc(src)}" alt="{esc(img.get("name"))}" style="max-width:240px; max-height:180px; margin:2px; border:1px solid {_BORDER};">'
+            )
+        else:
+            parts.append(
+                f'<div style="color:{_MUTED};">{esc(img.get("name"))}: {esc(img.get("note"))}</div>'
+            )
+    return "".join(parts)
+
+
+def case_html(case: Mapping[str, Any], is_mock: bool = False, judge: str = "") -> str:
+    out = [
+        f'<div class="rubriclab-static rl-case-static" style="{_WRAP}">',
+        mock_html(is_mock, judge),
+    ]
+    out.append(f'<div style="color:{_MUTED};">{esc(case.get("heading"))}</div>')
+    for f in case.get("fields", []):
+        out.append(_field_html(f["name"], f.get("text")))
+    out.append(_images_html(case.get("images", [])))
+    for m in case.get("metrics", []):
+        out.append(_metric_html(m))
+    out.append("</div>")
+    return "".join(out)
+
+
+# -- pairwise --------------------------------------------------------------------------------------
+def _totals_line(t: Mapping[str, Any]) -> str:
+    return (
+        f"{t.get('metric')}: candidate wins {fmt_rate(t, 'win_rate')}, ties {fmt_rate(t, 'tie_rate')}, "
+        f"baseline wins {fmt_rate(t, 'loss_rate')} ({_int(t.get('scored'))} compared)"
+    )
+
+
+def pairwise_text(
+    case: Mapping[str, Any], totals: Sequence[Mapping[str, Any]], is_mock: bool
+) -> str:
+    lines = [MOCK_TEXT] if is_mock else []
+    lines.extend(_totals_line(t) for t in totals)
+    lines.append(str(case.get("heading", "")))
+    for f in case.get("fields", []):
+        lines.append(f"{f['name']}: {_short(str(f.get('text') or ''), 200)}")
+    for side in ("candidate", "baseline"):
+        s = case.get(side) or {}
+        lines.append(f"{side}: {_short(str(s.get('text') or ''), 200)}")
+    metric = case.get("metric")
+    if metric:
+        lines.extend(_metric_text(metric))
+    return "\n".join(lines)
+
+
+def pairwise_html(
+    case: Mapping[str, Any], totals: Sequence[Mapping[str, Any]], is_mock: bool, judge: str = ""
+) -> str:
+    out = [
+        f'<div class="rubriclab-static rl-pairwise-static" style="{_WRAP}">',
+        mock_html(is_mock, judge),
+    ]
+    for t in totals:
+        out.append(f"<div><b>{esc(_totals_line(t))}</b></div>")
+    out.append(f'<div style="color:{_MUTED};">{esc(case.get("heading"))}</div>')
+    for f in case.get("fields", []):
+        out.append(_field_html(f["name"], f.get("text")))
+    out.append(_images_html(case.get("images", [])))
+    out.append('<table style="width:100%; border-collapse:collapse;"><tr>')
+    for side in ("candidate", "baseline"):
+        s = case.get(side) or {}
+        out.append(
+            f'<td style="{_TD} width:50%;"><b>{side.title()}</b> <span style="color:{_MUTED};">{esc(s.get("name") or "")}</span><div style="{_PRE}">{esc(s.get("text") or "")}</div></td>'
+        )
+    out.append("</tr></table>")
+    metric = case.get("metric")
+    if metric:
+        out.append(_metric_html(metric))
+    out.append("</div>")
+    return "".join(out)
+
+
+# -- rubric ----------------------------------------------------------------------------------------
+def rubric_text(rubric: Rubric, heading: str = "") -> str:
+    lines = [heading] if heading else []
+    pm = "none" if rubric.pass_mark is None else f"{100 * rubric.pass_mark:g}%"
+    lines.append(
+        f"Rubric{f' {rubric.name!r}' if rubric.name else ''}: {len(rubric)} criteria, pass mark {pm}"
+    )
+    for c in rubric.criteria:
+        levels = (
+            "YES/NO" if c.is_yes_no else ", ".join(f"{lv.score}={lv.descriptor}" for lv in c.levels)
+        )
+        crit = f", critical >= {c.critical}" if c.critical is not None else ""
+        lines.append(f"- {c.name} (weight {c.weight:g}{crit}): {c.question} [{levels}]")
+    return "\n".join(lines)
+
+
+def rubric_html(rubric: Rubric, heading: str = "", error: str = "") -> str:
+    pm = "none" if rubric.pass_mark is None else f"{100 * rubric.pass_mark:g}%"
+    out = [f'<div class="rubriclab-static rl-rubric-static" style="{_WRAP}">']
+    if heading:
+        out.append(f'<div style="color:{_MUTED};">{esc(heading)}</div>')
+    out.append(
+        f"<div><b>{esc(rubric.name or 'Rubric')}</b> · {len(rubric)} criteria · pass mark {esc(pm)}</div>"
+    )
+    if error:
+        out.append(f'<div style="color:var(--jp-error-color1, #d32f2f);">{esc(error)}</div>')
+    out.append('<table style="border-collapse:collapse;"><thead><tr>')
+    out.extend(
+        f'<th style="{_TH}">{h}</th>'
+        for h in ("#", "name", "question / description", "levels", "weight", "critical")
+    )
+    out.append("</tr></thead><tbody>")
+    for i, c in enumerate(rubric.criteria, start=1):
+        levels = (
+            "YES / NO"
+            if c.is_yes_no
+            else "<br>".join(f"{lv.score} · {esc(lv.descriptor)}" for lv in c.levels)
+        )
+        out.append(
+            f'<tr><td style="{_TD}">{i}</td><td style="{_TD}"><b>{esc(c.name)}</b></td>'
+            f'<td style="{_TD} white-space:pre-wrap;">{esc(c.description)}</td><td style="{_TD}">{levels}</td>'
+            f'<td style="{_TD}">{c.weight:g}</td><td style="{_TD}">{"" if c.critical is None else c.critical}</td></tr>'
+        )
+    out.append("</tbody></table></div>")
+    return "".join(out)

@@ -1,0 +1,121 @@
+"""``ResultTable``: a whole result, fast at 100,000 rows.
+
+The browser gets the summary and column list as traits and rows in pages over custom messages;
+sorting and filtering run here on the table (see ``_query``). Selecting a row fills ``detail``
+with that case's explanation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import traitlets
+
+from ._assets import EsmBundle
+from ._base import RubricView
+from ._cells import case_payload, columns_payload
+from ._query import TableQuery
+from ._source import as_source
+from ._static import table_html, table_text
+
+__all__ = ["ResultTable"]
+
+
+class ResultTable(RubricView):
+    """The result table: summary on top, virtual scrolling, sort, filters, row explanations."""
+
+    _esm = EsmBundle("result_table")
+
+    columns = traitlets.List(traitlets.Dict()).tag(sync=True)
+    visible = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    summary = traitlets.List(traitlets.Dict()).tag(sync=True)
+    metrics = traitlets.List(traitlets.Dict()).tag(sync=True)
+    verdicts = traitlets.Dict().tag(sync=True)
+    total = traitlets.Int(0).tag(sync=True)
+    page_size = traitlets.Int(200).tag(sync=True)
+    height = traitlets.Int(420).tag(sync=True)
+    selected = traitlets.Int(-1).tag(sync=True)
+    detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+
+    def __init__(
+        self,
+        result: Any,
+        *,
+        title: str | None = None,
+        metrics: Sequence[str] | None = None,
+        columns: Sequence[str] | None = None,
+        height: int = 420,
+        page_size: int = 200,
+    ) -> None:
+        source = as_source(result, metrics)
+        cols, default_visible = columns_payload(source)
+        keys = [c["key"] for c in cols]
+        if columns is not None:
+            unknown = [c for c in columns if c not in keys]
+            if unknown:
+                raise KeyError(
+                    f"no column {', '.join(map(repr, unknown))} in this result; "
+                    f"columns are: {', '.join(keys[1:])}"
+                )
+            default_visible = ["__index__", *[c for c in columns if c != "__index__"]]
+        if page_size < 1 or page_size > 1000:
+            raise ValueError(f"page_size must be between 1 and 1000, got {page_size}")
+        self._source = source
+        self._query = TableQuery(source)
+        super().__init__(
+            columns=cols,
+            visible=default_visible,
+            summary=source.summary,
+            metrics=[{"name": m.name, "kind": m.kind} for m in source.metrics],
+            verdicts=self._query.verdicts(),
+            total=len(source.table),
+            is_mock=source.is_mock,
+            judge=source.judge,
+            title=title or "",
+            height=height,
+            page_size=page_size,
+        )
+        self._register("page", self._page)
+
+    @property
+    def result_table(self) -> Any:
+        """The DataFrame this view shows (not a copy)."""
+        return self._source.table
+
+    def _page(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        columns = request.get("columns") or self.visible
+        start = int(request.get("start", 0))
+        stop = int(request.get("stop", start + self.page_size))
+        return self._query.page(request.get("query"), start, stop, [str(c) for c in columns])
+
+    def page(
+        self, start: int = 0, stop: int = 200, query: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The rows the browser would get for ``query`` (for tests and scripts)."""
+        return self._query.page(query, start, stop, list(self.visible))
+
+    @traitlets.validate("visible")
+    def _valid_visible(self, proposal: Any) -> list[str]:
+        keys = {c["key"] for c in self.columns} if self.columns else None
+        value = [str(v) for v in proposal["value"]]
+        if keys is not None:
+            value = [v for v in value if v in keys]
+        return value
+
+    @traitlets.observe("selected")
+    def _on_selected(self, change: Any) -> None:
+        pos = int(change["new"])
+        if pos < 0:
+            self.detail = None  # type: ignore[assignment]
+            return
+        if pos >= len(self._source.table):
+            self.selected = -1
+            return
+        self.detail = case_payload(self._source, pos)
+
+    def static_text(self) -> str:
+        return table_text(self._source, self.title)
+
+    def static_html(self) -> str:
+        return table_html(self._source, self.title)

@@ -1,0 +1,248 @@
+"""``RubricEditor``: edit one rubric, or a column of generated rubrics case by case.
+
+The browser sends the whole edited rubric as the ``value`` trait; the same pydantic models
+validate it here. A valid edit becomes ``editor.rubric`` and is written back into the
+DataFrame's column; an invalid one sets ``error`` (with the field's path) and ``value`` is put
+back to the last good rubric explicitly, so browser and kernel never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import traitlets
+from pydantic import ValidationError
+
+from ..rubric import Rubric, RubricError
+from ._assets import EsmBundle
+from ._base import RubricView
+from ._cells import is_missing, text_of
+from ._static import rubric_html, rubric_text
+
+__all__ = ["RubricEditor"]
+
+
+class RubricEditor(RubricView):
+    """An editable grid over a ``Rubric``, a DataFrame's rubric column, or a list of rubrics."""
+
+    _esm = EsmBundle("rubric_editor")
+
+    value = traitlets.Dict().tag(sync=True)
+    error = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    index = traitlets.Int(0).tag(sync=True)
+    count = traitlets.Int(1).tag(sync=True)
+    heading = traitlets.Unicode("").tag(sync=True)
+    revision = traitlets.Int(0).tag(sync=True)
+
+    def __init__(
+        self,
+        source: Rubric | pd.DataFrame | Sequence[Rubric] | Any,
+        column: str | None = None,
+        index: int = 0,
+    ) -> None:
+        self._frame: pd.DataFrame | None = None
+        self._column = ""
+        self._list: list[Rubric] | None = None
+        if isinstance(source, Rubric):
+            self._list = [source]
+        elif isinstance(source, pd.DataFrame) or (
+            hasattr(source, "table") and isinstance(source.table, pd.DataFrame)
+        ):
+            frame = source if isinstance(source, pd.DataFrame) else source.table
+            self._frame = frame
+            self._column = _rubric_column(frame, column)
+        elif isinstance(source, Sequence) and not isinstance(source, str):
+            self._list = list(source)
+            for i, item in enumerate(self._list):
+                if not isinstance(item, Rubric):
+                    raise TypeError(f"item {i} is a {type(item).__name__}, not a rubriclab.Rubric")
+        else:
+            raise TypeError(
+                f"RubricEditor edits a Rubric, a DataFrame with a rubric column, or a list of "
+                f"rubrics; got {type(source).__name__}"
+            )
+        n = len(self._frame) if self._frame is not None else len(self._list or [])
+        if n == 0:
+            raise ValueError("there is no rubric to edit (the table or list is empty)")
+        if not 0 <= index < n:
+            raise IndexError(f"index {index} is out of range: there are {n} rubrics (0..{n - 1})")
+        self._reverting = False
+        self._good = self._load(index)
+        super().__init__(
+            value=self._good.to_dict(),
+            index=index,
+            count=n,
+            heading=self._heading(index),
+        )
+
+    # -- what the user reads --------------------------------------------------------------------
+    @property
+    def rubric(self) -> Rubric:
+        """The current rubric: always valid (the last accepted edit)."""
+        return self._good
+
+    @property
+    def rubrics(self) -> list[Rubric]:
+        """Every rubric, in order (the edited column, or the list given)."""
+        return [self._load(i) for i in range(self.count)]
+
+    # -- navigation ---------------------------------------------------------------------------------
+    @traitlets.validate("index")
+    def _valid_index(self, proposal: Any) -> int:
+        return min(max(int(proposal["value"]), 0), self.count - 1 if self.count else 0)
+
+    @traitlets.observe("index")
+    def _on_index(self, change: Any) -> None:
+        pos = int(change["new"])
+        self._good = self._load(pos)
+        with self.hold_sync():
+            self._reverting = True
+            try:
+                self.error = None  # type: ignore[assignment]
+                self.value = self._good.to_dict()
+                self.heading = self._heading(pos)
+            finally:
+                self._reverting = False
+
+    # -- edits ---------------------------------------------------------------------------------------
+    @traitlets.observe("value")
+    def _on_value(self, change: Any) -> None:
+        if self._reverting:
+            return
+        proposed = change["new"]
+        try:
+            rubric = Rubric.model_validate(proposed)
+        except ValidationError as exc:
+            self._reject(_validation_message(exc, proposed), _first_loc(exc))
+            return
+        except (RubricError, ValueError, TypeError) as exc:
+            self._reject(str(exc), [])
+            return
+        self._good = rubric
+        self._store(self.index, rubric)
+        canonical = rubric.to_dict()
+        with self.hold_sync():
+            self._reverting = True
+            try:
+                self.error = None  # type: ignore[assignment]
+                self.revision += 1
+                if canonical != proposed:  # e.g. a pass mark of 70 becomes 0.7
+                    self.value = canonical
+            finally:
+                self._reverting = False
+
+    def _reject(self, message: str, path: list[Any]) -> None:
+        """Show the error and put the last good rubric back, in the browser too."""
+        with self.hold_sync():
+            self._reverting = True
+            try:
+                self.error = {"message": message, "path": path}
+                self.value = self._good.to_dict()
+            finally:
+                self._reverting = False
+
+    def _load(self, pos: int) -> Rubric:
+        if self._list is not None:
+            return self._list[pos]
+        assert self._frame is not None
+        value = self._frame[self._column].iloc[pos]
+        label = self._frame.index[pos]
+        if isinstance(value, Rubric):
+            return value
+        if isinstance(value, Mapping):
+            return Rubric.from_dict(value)
+        if isinstance(value, str):
+            try:
+                return (
+                    Rubric.from_json(value)
+                    if value.lstrip().startswith("{")
+                    else Rubric.from_yaml(value)
+                )
+            except (RubricError, ValueError) as exc:
+                raise RubricError(f"row {label!r}, column {self._column!r}: {exc}") from None
+        if is_missing(value):
+            raise RubricError(
+                f"row {label!r} has no rubric in column {self._column!r}: generate one "
+                "(rl.generate_rubrics) or fill it before editing"
+            )
+        raise RubricError(
+            f"row {label!r}, column {self._column!r} holds a {type(value).__name__}, not a rubric"
+        )
+
+    def _store(self, pos: int, rubric: Rubric) -> None:
+        if self._list is not None:
+            self._list[pos] = rubric
+            return
+        assert self._frame is not None
+        col = self._frame.columns.get_loc(self._column)
+        assert isinstance(col, int)
+        self._frame.iat[pos, col] = rubric  # type: ignore[assignment]
+
+    def _heading(self, pos: int) -> str:
+        if self._frame is None:
+            return ""
+        for key in ("prompt", "id", "case_id"):
+            if key in self._frame.columns:
+                text = text_of(self._frame[key].iloc[pos], 160)
+                if text:
+                    return f"{key}: {' '.join(text.split())}"
+        return f"row {self._frame.index[pos]}"
+
+    # -- static forms ----------------------------------------------------------------------------
+    def static_text(self) -> str:
+        where = f"rubric {self.index + 1} of {self.count}" if self.count > 1 else ""
+        return rubric_text(self._good, " · ".join(p for p in (where, self.heading) if p))
+
+    def static_html(self) -> str:
+        message = str(self.error["message"]) if self.error else ""
+        return rubric_html(self._good, self.heading, message)
+
+
+def _rubric_column(frame: pd.DataFrame, column: str | None) -> str:
+    if column is not None:
+        if column not in frame.columns:
+            raise KeyError(
+                f"no column {column!r} in the table (columns: {', '.join(map(str, frame.columns))})"
+            )
+        return column
+    candidates = [str(c) for c in frame.columns if str(c) == "rubric" or str(c).endswith("/rubric")]
+    if not candidates:
+        raise KeyError(
+            "the table has no 'rubric' column: run rl.generate_rubrics(df, ...) first, or pass "
+            "column='name of the rubric column'"
+        )
+    return candidates[0]
+
+
+def _first_loc(exc: ValidationError) -> list[Any]:
+    errors = exc.errors()
+    return list(errors[0].get("loc", ())) if errors else []
+
+
+def _validation_message(exc: ValidationError, proposed: Any) -> str:
+    """pydantic's errors, one line each, naming the criterion and field (and what to fix)."""
+    lines = []
+    for err in exc.errors():
+        loc = list(err.get("loc", ()))
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        where = ""
+        if len(loc) >= 2 and loc[0] == "criteria" and isinstance(loc[1], int):
+            name = _criterion_name(proposed, loc[1])
+            if not msg.startswith("criterion "):
+                where = f"criterion {name!r} (#{loc[1] + 1})"
+            rest = ".".join(str(p) for p in loc[2:])
+            if rest:
+                where = f"{where} {rest}".strip()
+        else:
+            where = ".".join(str(p) for p in loc)
+        lines.append(f"{where}: {msg}" if where else msg)
+    return "\n".join(lines)
+
+
+def _criterion_name(proposed: Any, i: int) -> str:
+    try:
+        return str(proposed["criteria"][i].get("name") or f"q{i + 1}")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return f"q{i + 1}"
