@@ -754,7 +754,10 @@ def test_disabled_pydantic_loaders_refuse_outside_templates_too() -> None:
             Trace.parse_file("anything.json")
 
 
-def test_models_are_read_only(otlp_trace: Trace) -> None:
+def test_models_are_read_only_and_hashable(otlp_trace: Trace) -> None:
     span = copy.copy(otlp_trace.spans[0])
     with pytest.raises(ValueError, match="frozen"):
         span.name = "renamed"
+    highlighted = {otlp_trace.find(status="error")[0]}
+    assert [s.name for s in otlp_trace.walk() if s in highlighted] == ["execute_tool search_web"]
+    assert {otlp_trace: "judged"}[load_traces(OTLP_FILE)[0]] == "judged"

@@ -174,7 +174,7 @@ def _span_from_otlp(raw: Mapping[str, Any], index: int) -> Span:
     except ValueError as exc:  # ValidationError is a ValueError too
         raise TraceError(f"{where}: {exc}") from None
     if trace_id is None or span_id is None:
-        raise TraceError(f"{where}: traceId and spanId are required")
+        raise TraceError(f"{where}: traceId and spanId are required (missing, empty or all zeros)")
     status = raw.get("status") or {}
     base = {
         "trace_id": trace_id,

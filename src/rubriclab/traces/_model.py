@@ -326,6 +326,10 @@ class Span(_ReadOnlyModel):
             )
         return self
 
+    def __hash__(self) -> int:
+        # ids identify a span (pydantic's frozen hash would choke on the attributes dict)
+        return hash((self.trace_id, self.span_id))
+
     @property
     def duration(self) -> timedelta:
         """How long the span ran (negative if the trace recorded the end before the start)."""

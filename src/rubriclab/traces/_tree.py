@@ -106,6 +106,9 @@ class Trace(_ReadOnlyModel):
         roots = ", ".join(repr(r.name) for r in self.roots()) if self._problem is None else "?"
         return f"Trace({self.trace_id!r}, {len(self.spans)} spans, roots=[{roots}])"
 
+    def __hash__(self) -> int:
+        return hash((self.trace_id, len(self.spans)))
+
     def __str__(self) -> str:
         return self.tree()
 
