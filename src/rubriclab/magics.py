@@ -1,0 +1,303 @@
+"""``%load_ext rubriclab``: ``%rubric_judge`` and ``%%rubric``, the shortest notebook path.
+
+``%%rubric DATA`` turns a DataFrame (or a data file) and a rubric written in the cell into a
+judged, displayed :class:`~rubriclab.result.EvalResult`, stored in the user's namespace. Every
+input problem (unknown variable, bad YAML with its line, missing column, unknown metric) is
+raised as IPython's ``UsageError``: one short message, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+
+if TYPE_CHECKING:
+    from .judges import Judge
+    from .metrics import RubricMetric
+
+__all__ = ["RubricMagics", "load_ipython_extension"]
+
+_UNEXPANDED = re.compile(r"\{([A-Za-z_][\w.]*)\}")
+
+
+def _usage_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean "your input is wrong": shown as one line, never a traceback."""
+    from .templates import TemplateError
+
+    return (ValueError, KeyError, FileNotFoundError, TemplateError)
+
+
+_MAPPING_HINT = re.compile(r"pass mapping=\{'(\w+)': 'your_column'\}")
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    # the data layer speaks Python; in a magic the same fix is an option
+    return _MAPPING_HINT.sub(r"add --map \1=your_column", text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad magic line as a ``UsageError`` instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            raise UsageError(message.strip())
+        raise UsageError(self.format_help())  # --help: show it, run nothing
+
+
+def _judge_parser() -> _Parser:
+    p = _Parser(prog="%rubric_judge", description="Set or show the session's default judge.")
+    p.add_argument(
+        "spec",
+        nargs="?",
+        help="mock, openai:MODEL, ollama:MODEL or a base URL; 'none' clears it",
+    )
+    p.add_argument("--model", help="model name for a base-URL spec")
+    return p
+
+
+def _rubric_parser() -> _Parser:
+    p = _Parser(
+        prog="%%rubric",
+        description="Judge DATA with the rubric in the cell (YAML), or with --metric.",
+    )
+    p.add_argument("data", help="a DataFrame or records variable, or a CSV/JSONL/Parquet file")
+    p.add_argument("--metric", help="a predefined metric, e.g. text_quality (its checklists)")
+    p.add_argument("--pairwise", metavar="BASELINE_COLUMN", help="judge against this column")
+    p.add_argument("--judge", help="judge spec for this cell (default: the session judge)")
+    p.add_argument("--generate", action="store_true", help="only write rubrics, to revise")
+    p.add_argument("--out", help="variable for the result (default: rubric_result)")
+    p.add_argument("--name", help="metric name (default: the rubric's name, else 'rubric')")
+    p.add_argument("--template", action="store_true", help="the cell is a Jinja2 judge template")
+    p.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="read a field from another column, e.g. --map response=answer (repeatable)",
+    )
+    return p
+
+
+def _parse(parser: _Parser, line: str) -> argparse.Namespace:
+    _check_expanded(line)
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"{parser.prog}: {exc}") from None
+    return parser.parse_args(words)
+
+
+@magics_class
+class RubricMagics(Magics):
+    """The rubriclab magics; IPython expands ``{var}`` and ``$var`` in their arguments."""
+
+    @line_magic
+    def rubric_judge(self, line: str) -> None:
+        """Set (``%rubric_judge mock``) or show (``%rubric_judge``) the session's judge."""
+        from .judges import Judge, get_judge, set_judge
+
+        args = _parse(_judge_parser(), line)
+        if args.spec is None:
+            try:
+                judge = get_judge()
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            print(f"Judge: {_describe(judge)}")
+            return
+        if args.spec.lower() == "none":
+            set_judge(None)
+            print("Judge cleared: calls now need judge=... or RUBRICLAB_JUDGE")
+            return
+        try:
+            judge = Judge(args.spec, model=args.model)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        set_judge(judge)
+        print(f"Judge for this session: {_describe(judge)}")
+
+    @line_cell_magic
+    def rubric(self, line: str, cell: str | None = None) -> None:
+        """Judge DATA with the rubric in the cell (YAML), or with ``--metric``.
+
+        ``%%rubric DATA [--metric NAME] [--pairwise BASELINE_COLUMN] [--judge SPEC]
+        [--generate] [--out NAME] [--name METRIC] [--template] [--map FIELD=COLUMN ...]``
+
+        With no cell body, the line form works too: ``%rubric df --metric text_quality``.
+
+        ``--generate`` writes each row's checklist with the metric's generator and stores the
+        data with a ``rubric`` column (default ``rubric_cases``) to revise in the grid; a later
+        ``%%rubric rubric_cases`` judges with the revised rubrics. ``--template`` reads the cell
+        as a Jinja2 critique template (rubric from ``--metric`` or the data's rubric column).
+        """
+        args = _parse(_rubric_parser(), line)
+        data = self._data(args.data)
+        body = cell or ""
+        try:
+            judge = _judge(args.judge)
+            mapping = _mapping(args.map)
+            if args.generate:
+                self._generate(data, args, body, judge, mapping)
+                return
+            metric = _metric(args, body)
+            self._evaluate(data, metric, args, judge, mapping)
+        except _usage_errors() as exc:
+            raise UsageError(_message(exc)) from None
+
+    @property
+    def _ns(self) -> dict[str, Any]:
+        assert self.shell is not None, "the magics are registered with a running shell"
+        ns: dict[str, Any] = self.shell.user_ns
+        return ns
+
+    # -- steps --------------------------------------------------------------------------------
+    def _data(self, name: str) -> Any:
+        ns = self._ns
+        if name in ns:
+            return ns[name]
+        if "." in name and name.split(".", 1)[0] in ns:
+            raise UsageError(f"{name!r}: pass a variable name; assign the attribute to one first")
+        path = Path(name).expanduser()
+        if path.is_file():
+            return str(path)
+        raise UsageError(f"no variable or data file named {name!r}")
+
+    def _generate(
+        self,
+        data: Any,
+        args: Any,
+        cell: str,
+        judge: Judge | None,
+        mapping: dict[str, str] | None,
+    ) -> None:
+        from IPython.display import display
+
+        from . import metrics
+        from .generate import generate_rubrics
+
+        if cell.strip():
+            raise UsageError("--generate writes the rubrics itself: leave the cell body empty")
+        if not args.metric:
+            raise UsageError("--generate needs --metric NAME (e.g. text_quality) to write with")
+        metric = metrics.by_name(args.metric)
+        cases = generate_rubrics(data, metric, judge=judge, mapping=mapping)
+        out = args.out or "rubric_cases"
+        self._ns[out] = cases
+        failed = int(cases["rubric_error"].notna().sum()) if "rubric_error" in cases else 0
+        note = f" ({failed} failed: see the rubric_error column)" if failed else ""
+        print(f"Rubrics for {len(cases)} rows stored in {out!r}{note}; revise them, then run")
+        print(f"%%rubric {out} --metric {metric.name}")
+        from .widgets import RubricEditor
+
+        display(RubricEditor(cases))  # type: ignore[no-untyped-call]
+
+    def _evaluate(
+        self,
+        data: Any,
+        metric: RubricMetric,
+        args: Any,
+        judge: Judge | None,
+        mapping: dict[str, str] | None,
+    ) -> None:
+        from .display import display_eval_result
+        from .evaluate import evaluate
+
+        result = evaluate(data, [metric], judge=judge, mapping=mapping)
+        out = args.out or "rubric_result"
+        self._ns[out] = result
+        display_eval_result(result)
+        errors = sum(result.metric_summary(m).errors for m in result.metric_names)
+        note = f"; {errors} rows have errors (see {out}.table)" if errors else ""
+        print(f"EvalResult stored in {out!r}{note}")
+
+
+def _check_expanded(line: str) -> None:
+    """IPython leaves ``{name}`` as typed when the name is unknown: say so instead."""
+    match = _UNEXPANDED.search(line)
+    if match:
+        raise UsageError(f"unknown variable {match.group(1)!r} in {{{match.group(1)}}}")
+
+
+def _mapping(items: list[str]) -> dict[str, str] | None:
+    """``--map response=answer`` pairs as the column mapping ``evaluate`` takes."""
+    mapping: dict[str, str] = {}
+    for item in items:
+        field, sep, column = item.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise UsageError(f"--map {item!r}: write FIELD=COLUMN, e.g. --map response=answer")
+        mapping[field.strip()] = column.strip()
+    return mapping or None
+
+
+def _judge(spec: str | None) -> Judge | None:
+    if spec is None:
+        return None
+    from .judges import Judge
+
+    return Judge(spec)
+
+
+def _describe(judge: Judge) -> str:
+    if judge.is_mock:
+        return f"{judge!r}: MOCK (offline, deterministic; its verdicts are not real judgments)"
+    return judge.describe()
+
+
+def _metric(args: Any, cell: str) -> RubricMetric:
+    """The metric a cell asks for: a YAML rubric, a template, a predefined metric, or the data's
+    own ``rubric`` column."""
+    from . import metrics
+    from .rubric import Rubric
+
+    body = cell.strip()
+    if args.template:
+        if not body:
+            raise UsageError("--template needs the Jinja2 judge template in the cell body")
+        from .templates import compile_template
+
+        compile_template(body, name="%%rubric cell")  # a syntax error names its line now
+        base = metrics.by_name(args.metric) if args.metric else metrics.RubricMetric()
+        return _pairwise(base, args).with_options(name=args.name or base.name, template=body)
+    if body:
+        if args.metric:
+            raise UsageError("give either a rubric in the cell or --metric NAME, not both")
+        rubric = Rubric.from_yaml(body)
+        name = args.name or rubric.name or "rubric"
+        return _pairwise(metrics.RubricMetric(name=name, rubric=rubric), args)
+    if args.metric:
+        metric = _pairwise(metrics.by_name(args.metric), args)
+        return metric.with_options(name=args.name) if args.name else metric
+    # no rubric anywhere else: each row's own 'rubric' column (e.g. from --generate)
+    return _pairwise(metrics.RubricMetric(name=args.name or "rubric"), args)
+
+
+def _pairwise(metric: RubricMetric, args: Any) -> RubricMetric:
+    """The pairwise twin of ``metric`` when ``--pairwise COLUMN`` is given."""
+    from .metrics import PairwiseRubricMetric
+
+    if not args.pairwise:
+        return metric
+    name = metric.name if metric.name.startswith("pairwise") else f"pairwise_{metric.name}"
+    return PairwiseRubricMetric(
+        name=name,
+        rubric=metric.rubric,
+        rubric_column=metric.rubric_column,
+        generator=metric.generator,
+        samples=metric.samples,
+        template=metric.template,
+        baseline_column=args.pairwise,
+    )
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics (called by ``%load_ext rubriclab``)."""
+    ipython.register_magics(RubricMagics)

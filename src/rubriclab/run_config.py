@@ -1,0 +1,264 @@
+"""The ``rubriclab run CONFIG`` file: data, column mapping, metrics, judge and output folder.
+
+A config is small YAML or JSON that a CI job can keep next to its data. Every model forbids
+unknown keys, so a typo (``metric:`` for ``metrics:``) is an error naming the key and where it
+is, never a silently ignored setting. Relative paths are read from the config's own folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
+
+if TYPE_CHECKING:
+    from .judges import Judge
+    from .metrics import RubricMetric
+
+__all__ = ["ConfigError", "JudgeConfig", "MetricConfig", "RunConfig", "load_config"]
+
+_Strict = ConfigDict(extra="forbid")
+
+
+class ConfigError(ValueError):
+    """A run config that cannot be used; the message names the file, the key and the fix."""
+
+
+class JudgeConfig(BaseModel):
+    """Which judge to call. The key comes from the provider's variable or ``api_key_env``:
+    a config file is shared and committed, so it never holds a key itself."""
+
+    model_config = _Strict
+
+    spec: str = Field(description="'mock', 'openai:MODEL', 'ollama:MODEL' or a base URL")
+    model: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable that holds the key"
+    )
+    temperature: float | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0)
+    cache: bool | str | None = Field(
+        default=None,
+        description="true: the default SQLite file; a path: that file; false: no cache",
+    )
+
+    def build(self, base: Path = Path(".")) -> Judge:
+        import os
+
+        from .judges import Judge
+
+        options: dict[str, Any] = {}
+        for name in ("model", "temperature", "max_concurrency", "timeout", "max_retries"):
+            value = getattr(self, name)
+            if value is not None:
+                options[name] = value
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ConfigError(
+                    f"judge.api_key_env names {self.api_key_env!r}, which is not set: "
+                    "export it before running"
+                )
+            options["api_key"] = key
+        if isinstance(self.cache, str):
+            options["cache"] = base / self.cache  # re-runs answer finished calls from here
+        elif self.cache is not None:
+            options["cache"] = self.cache
+        return Judge(self.spec, **options)
+
+
+class MetricConfig(BaseModel):
+    """One metric: a predefined one by ``use``, or a rubric (file or inline) of your own.
+
+    ``pairwise: true`` (or a ``baseline`` column) judges the response against a baseline.
+    """
+
+    model_config = _Strict
+
+    name: str | None = None
+    use: str | None = Field(default=None, description="a predefined metric, e.g. text_quality")
+    rubric: str | dict[str, Any] | list[Any] | None = Field(
+        default=None, description="a rubric file (.yaml/.yml/.json) or the rubric inline"
+    )
+    rubric_column: str | None = None
+    template: str | None = Field(default=None, description="a Jinja2 critique template file")
+    pairwise: bool = False
+    baseline: str | None = Field(default=None, description="the baseline response column")
+    samples: int = Field(default=1, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or "/" in value):
+            raise ValueError("a metric name must be non-empty and contain no '/'")
+        return value
+
+    def build(self, base: Path, index: int) -> RubricMetric:
+        """The metric this entry describes; files are read relative to ``base``."""
+        from . import metrics
+        from .rubric import Rubric, RubricError
+
+        where = f"metrics[{index}]"
+        sources = [k for k in ("use", "rubric", "rubric_column") if getattr(self, k) is not None]
+        if len(sources) != 1:
+            raise ConfigError(
+                f"{where}: give exactly one of 'use' (a predefined metric), 'rubric' "
+                f"(a file or inline rubric) or 'rubric_column'; got {sources or 'none'}"
+            )
+        pairwise = self.pairwise or self.baseline is not None
+        options: dict[str, Any] = {"samples": self.samples}
+        if self.template is not None:
+            options["template"] = _read_text(base / self.template, f"{where}.template")
+        if pairwise:
+            options["baseline_column"] = self.baseline or "baseline_model_response"
+        if self.use is not None:
+            try:
+                found = metrics.by_name(self.use)
+            except KeyError as exc:
+                raise ConfigError(f"{where}.use: {exc.args[0]}") from None
+            if pairwise and found.kind != "pairwise":
+                found = metrics.by_name(f"pairwise_{found.name}")
+            name = self.name or found.name
+            if pairwise:
+                return metrics.PairwiseRubricMetric(name=name, generator=found.generator, **options)
+            return found.with_options(name=name, **options)
+        if self.rubric_column is not None:
+            cls = metrics.PairwiseRubricMetric if pairwise else metrics.RubricMetric
+            return cls(name=self.name or "rubric", rubric_column=self.rubric_column, **options)
+        try:
+            if isinstance(self.rubric, str) and "\n" in self.rubric:
+                rubric = Rubric.from_yaml(self.rubric)  # a YAML block inline
+            elif isinstance(self.rubric, str):
+                rubric = Rubric.from_yaml(_resolve_file(base / self.rubric, f"{where}.rubric"))
+            elif isinstance(self.rubric, list):
+                rubric = Rubric.from_dict({"criteria": self.rubric})
+            else:
+                assert self.rubric is not None
+                rubric = Rubric.from_dict(self.rubric)
+        except (RubricError, ValidationError, ValueError) as exc:
+            raise ConfigError(f"{where}.rubric: {exc}") from None
+        name = self.name or rubric.name or "rubric"
+        cls = metrics.PairwiseRubricMetric if pairwise else metrics.RubricMetric
+        return cls(name=name, rubric=rubric, **options)
+
+
+class RunConfig(BaseModel):
+    """The whole run: what to judge, how, and where the results go."""
+
+    model_config = _Strict
+
+    data: str = Field(description="a CSV, JSONL/JSON or Parquet file")
+    mapping: dict[str, str] = Field(
+        default_factory=dict, description="canonical field -> your column, e.g. response: answer"
+    )
+    metrics: list[MetricConfig] = Field(
+        min_length=1, description="predefined names, or mappings with a rubric"
+    )
+    judge: JudgeConfig | None = Field(
+        default=None, description="a spec string or a mapping; default: RUBRICLAB_JUDGE"
+    )
+    output: str = "results"
+    title: str | None = None
+    fail_under: float | None = None
+
+    #: the folder relative paths are read from (the config file's folder)
+    _base: Path = PrivateAttr(default=Path("."))
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _short_metrics(cls, value: Any) -> Any:
+        """``- text_quality`` is short for ``- use: text_quality``."""
+        if isinstance(value, list):
+            return [{"use": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _short_judge(cls, value: Any) -> Any:
+        """``judge: mock`` is short for ``judge: {spec: mock}``."""
+        return {"spec": value} if isinstance(value, str) else value
+
+    @property
+    def base(self) -> Path:
+        return self._base
+
+    def data_path(self) -> Path:
+        return _resolve_file(self.base / self.data, "data")
+
+    def output_dir(self) -> Path:
+        return self.base / self.output
+
+    def build_metrics(self) -> list[RubricMetric]:
+        built = []
+        for i, entry in enumerate(self.metrics):
+            built.append(entry.build(self.base, i))
+        names = [m.name for m in built]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ConfigError(
+                f"metrics: the name(s) {', '.join(dupes)} appear twice; give each a 'name'"
+            )
+        return built
+
+    def build_judge(self) -> Judge | None:
+        return None if self.judge is None else self.judge.build(self.base)
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a config file; errors name the file and the offending key."""
+    path = Path(path)
+    text = _read_text(path, "config")
+    try:
+        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON: line {exc.lineno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise ConfigError(
+            f"{path}: not valid YAML: {where}{getattr(exc, 'problem', exc)}"
+        ) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a run config is a mapping with 'data' and 'metrics'")
+    try:
+        config = RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: " + "; ".join(_problem(e) for e in exc.errors())) from None
+    config._base = path.parent
+    return config
+
+
+def _problem(error: Any) -> str:
+    """One pydantic error as ``key.path: what is wrong``."""
+    loc = [str(p) for p in error["loc"]]
+    where = ".".join(p if not p.isdigit() else f"[{p}]" for p in loc).replace(".[", "[")
+    if error["type"] == "extra_forbidden":
+        return f"unknown key {loc[-1]!r} at {where or 'top level'}"
+    if error["type"] == "missing":
+        return f"missing key {where!r}"
+    return f"{where}: {error['msg']}"
+
+
+def _resolve_file(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise ConfigError(f"{what}: no file at {path}")
+    return path
+
+
+def _read_text(path: Path, what: str) -> str:
+    try:
+        return _resolve_file(path, what).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what}: {path} is not UTF-8 text") from None
