@@ -1,0 +1,55 @@
+"""Vertex AI's rubric-evaluation API over rubriclab's engine: change the imports, keep the code.
+
+``from vertexai.preview.evaluation import (...)`` becomes
+``from rubriclab.compat.vertex import (...)``; the cloud set-up (``vertexai.init``, buckets)
+goes away, and the judge is the session judge (``rl.set_judge(...)`` or ``RUBRICLAB_JUDGE``),
+so any OpenAI-compatible model, a local one, or the offline mock can do the judging.
+
+Where we differ from Vertex, on purpose:
+
+* **Unreadable judge text is an error, not a 0.** Vertex scores a critique it cannot parse as
+  0 (and a rubric it cannot parse as empty). Here the row's ``{metric}/score`` is None (NaN in
+  the table) and ``{metric}/error`` says why; the raw text stays in ``{metric}/raw_outputs``.
+  Means and win rates leave such rows out and count them as errors.
+* **Pairwise is judged in both orders** by default (``AutoraterConfig(flip_enabled=True)``): a
+  winner stands only when both orders agree (else a tie, ``{metric}/swap_consistent`` False),
+  and of two agreeing strengths the milder is kept. ``flip_enabled=False`` gives Vertex's
+  single order (Response A = baseline, Response B = candidate).
+* ``output_uri_prefix`` is a local folder; ``gs://`` prefixes warn and keep results in memory.
+* ``evaluate(model="gemini-2.5-flash")`` sends that model name to the judge's own endpoint
+  (a judge spec such as ``"openai:gpt-4o-mini"`` or a Python function works too).
+* Predefined metrics use our own prompts (same formats, same ``rb_*`` names), and
+  ``notebook_utils`` shows our widgets, which escape model text.
+* The table also carries our columns (``{metric}/criteria``, ``{metric}/error`` ...) on
+  ``eval_result.result``, a :class:`rubriclab.EvalResult`, for views, saving and calibration.
+"""
+
+from __future__ import annotations
+
+from . import vertex_mock as _vertex_mock  # noqa: F401  (teaches the mock judge these formats)
+from . import vertex_notebook as notebook_utils
+from . import vertex_utils as utils
+from .vertex_metrics import (
+    AutoraterConfig,
+    CustomOutputConfig,
+    PairwiseMetric,
+    PointwiseMetric,
+    PredefinedRubricMetrics,
+    RubricBasedMetric,
+    RubricGenerationConfig,
+)
+from .vertex_task import EvalResult, EvalTask
+
+__all__ = [
+    "AutoraterConfig",
+    "CustomOutputConfig",
+    "EvalResult",
+    "EvalTask",
+    "PairwiseMetric",
+    "PointwiseMetric",
+    "PredefinedRubricMetrics",
+    "RubricBasedMetric",
+    "RubricGenerationConfig",
+    "notebook_utils",
+    "utils",
+]

@@ -1,0 +1,126 @@
+"""Teach the offline mock judge Vertex's text formats, so the Vertex surface runs offline.
+
+Registered when :mod:`rubriclab.compat.vertex` is imported. It answers only prompts that ask
+for Vertex's formats (a ```json rubric with "questions", ``<question>`` blocks with
+``Verdict: [[YES]]``, or ``[[SxS Rating: ...]]``); everything else goes to the mock's usual
+answers. Every answer says it comes from the mock. Verdicts are a hash of the question and
+the response, so the same response gets the same verdict in either pairwise order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..judges.mock import register_responder
+from ..judges.mockdata import LABEL, message_text
+
+__all__ = ["vertex_responder"]
+
+_NUMBERED = re.compile(r"^\s*(\d+)\.\s+(\S.*)$")
+_USER_PROMPT = re.compile(r"<user_prompt>\s*(.*?)\s*</user_prompt>", re.S)
+
+
+def _unit(*parts: str) -> float:
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _between(text: str, tag: str) -> str | None:
+    match = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.S)
+    return match.group(1) if match else None
+
+
+def rubric_questions(text: str) -> list[str]:
+    """The last numbered list starting at 1 (how ``{rubrics}`` is filled)."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        match = _NUMBERED.match(line)
+        if match and int(match.group(1)) == len(current) + 1:
+            current.append(match.group(2).strip())
+            continue
+        if current:
+            runs.append(current)
+        current = [match.group(2).strip()] if match and match.group(1) == "1" else []
+    if current:
+        runs.append(current)
+    return runs[-1] if runs else []
+
+
+def _verdict(question: str, response: str, sample: int) -> bool:
+    return _unit("verdict", question, response, str(sample)) < 0.7
+
+
+def _blocks(questions: Sequence[str], response: str, sample: int) -> tuple[str, int]:
+    out, yes = [], 0
+    for q in questions:
+        v = _verdict(q, response, sample)
+        yes += v
+        out.append(
+            f"<question>\nCheck: {LABEL} no model read this response; the verdict is a hash.\n"
+            f"Question: {q}\nVerdict: [[{'YES' if v else 'NO'}]]\n</question>"
+        )
+    return "\n".join(out), yes
+
+
+def _generation(text: str, sample: int) -> str:
+    found = _USER_PROMPT.search(text)
+    prompt = found.group(1) if found else text[-400:]
+    words = prompt.split()
+    head = " ".join(words[:10]) + (" ..." if len(words) > 10 else "")
+    questions = [
+        f"{LABEL} Does the response do what the prompt asks ({head})?",
+        f"{LABEL} Does the response keep to the facts given in the prompt?",
+        f"{LABEL} Does the response respect every explicit limit or format in the prompt?",
+        f"{LABEL} Is the response clear and free of padding?",
+    ]
+    count = 3 + int(_unit("count", prompt, str(sample)) * 2)
+    answer: dict[str, Any] = {"questions": questions[:count]}
+    if '"description"' in text:
+        answer = {
+            "description": f"{LABEL} no image was looked at; the offline mock judge wrote this.",
+            **answer,
+        }
+    return f"{LABEL} Rubric written offline.\n```json\n{json.dumps(answer, indent=2)}\n```"
+
+
+def _pointwise(text: str, sample: int) -> str:
+    questions = rubric_questions(text) or ["Does the response answer the prompt?"]
+    response = _between(text, "response") or text
+    body, yes = _blocks(questions, response, sample)
+    return f"{body}\n[[Rubric Score: {yes}/{len(questions)}]]"
+
+
+def _pairwise(text: str, sample: int) -> str:
+    questions = rubric_questions(text) or ["Does the response answer the prompt?"]
+    a = _between(text, "response_a") or text + "A"
+    b = _between(text, "response_b") or text + "B"
+    body_a, yes_a = _blocks(questions, a, sample)
+    body_b, yes_b = _blocks(questions, b, sample)
+    diff = yes_b - yes_a
+    rating = {2: "B >> A", 1: "B > A", 0: "A = B", -1: "A > B", -2: "A >> B"}[max(-2, min(2, diff))]
+    n = len(questions)
+    return (
+        f"[[Response A Answers:]]\n{body_a}\n[[Rubric Score: {yes_a}/{n}]]\n"
+        f"[[Response B Answers:]]\n{body_b}\n[[Rubric Score: {yes_b}/{n}]]\n"
+        f"{LABEL} Compared by counting YES verdicts.\n[[SxS Rating: {rating}]]"
+    )
+
+
+def vertex_responder(messages: Sequence[Mapping[str, Any]], sample: int) -> str | None:
+    """The mock's answer to a Vertex-format prompt, or None for any other prompt."""
+    text = message_text(messages, "user") or message_text(messages)
+    if "[[Response A Answers" in text and "SxS Rating" in text:
+        return _pairwise(text, sample)
+    if "<question>" in text and "Verdict:" in text and "[[YES" in text:
+        return _pointwise(text, sample)
+    if "```json" in text and '"questions"' in text:
+        return _generation(text, sample)
+    return None
+
+
+register_responder(vertex_responder)

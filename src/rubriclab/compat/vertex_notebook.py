@@ -1,0 +1,36 @@
+"""``notebook_utils``: Vertex's display helpers, drawing our widgets instead of raw HTML.
+
+Vertex builds HTML from model output without escaping it; ours put every model text in the
+page as text (see :mod:`rubriclab.display`), with a static HTML form for exported notebooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["display_eval_result", "display_explanations"]
+
+
+def _ours(eval_result: Any) -> Any:
+    """The rubriclab result behind a Vertex-style result (or the value itself)."""
+    inner = getattr(eval_result, "result", None)
+    return inner if inner is not None and hasattr(inner, "table") else eval_result
+
+
+def display_eval_result(
+    eval_result: Any, title: str | None = None, metrics: Sequence[str] | None = None
+) -> None:
+    """Show the summary and the sortable, filterable result table."""
+    from .. import display
+
+    display.display_eval_result(_ours(eval_result), title=title, metrics=metrics)
+
+
+def display_explanations(
+    eval_result: Any, num: int = 1, metrics: Sequence[str] | None = None
+) -> None:
+    """Show the first ``num`` rows with each rubric question's verdict and the raw critique."""
+    from .. import display
+
+    display.display_explanations(_ours(eval_result), num=num, metrics=metrics)

@@ -1,0 +1,317 @@
+"""``EvalTask``: dataset + metrics -> (responses) -> rubrics -> critiques -> an ``EvalResult``.
+
+``output_uri_prefix`` is a local folder here: each run writes ``summary_metrics.json``,
+``metrics_table.jsonl`` (Vertex's columns) and ``result.jsonl`` (ours; ``rl.load_result`` reads
+it) into its own subfolder. ``gs://`` and ``bq://`` prefixes cannot be written without Google
+Cloud, so they give a warning and the results stay in memory.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..data import to_frame
+from ..judges import Judge
+from ..result import EvalResult as _Result
+from ..result import MetricInfo, RunStats, _plain
+from ..templates import TemplateError, format_braces
+from .vertex_metrics import AutoraterConfig, PairwiseMetric, PointwiseMetric, RubricBasedMetric
+from .vertex_run import GEN_ERROR, RUBRICS, add_rubrics, critique, model_for, pick_judge, stats_for
+
+__all__ = ["EvalResult", "EvalTask"]
+
+AnyMetric = RubricBasedMetric | PointwiseMetric | PairwiseMetric
+ModelArg = Judge | str | Callable[[str], Any] | None
+
+_VERTEX_FIELDS = (
+    "score",
+    "pairwise_choice",
+    "rubric_verdict_pairs",
+    "baseline_rubric_verdict_pairs",
+    "candidate_rubric_verdict_pairs",
+    "raw_outputs",
+    "error",
+)
+_OUR_FIELDS = (
+    "verdict",
+    "passed",
+    "criteria",
+    "rationale",
+    "raw_output",
+    "swap_consistent",
+    "candidate_criteria",
+    "baseline_criteria",
+    "candidate_score",
+    "baseline_score",
+    "tokens",
+    "latency",
+    "attempts",
+)
+
+
+class EvalResult:
+    """Vertex's result shape (``summary_metrics``, ``metrics_table``, ``metadata``) over ours.
+
+    ``result`` is the :class:`rubriclab.EvalResult` (views, ``.summary``, save/load);
+    ``output_path`` the folder written, if any.
+    """
+
+    def __init__(
+        self,
+        summary_metrics: dict[str, Any],
+        metrics_table: pd.DataFrame,
+        metadata: dict[str, Any],
+        result: _Result,
+        output_path: Path | None = None,
+    ) -> None:
+        self.summary_metrics = summary_metrics
+        self.metrics_table = metrics_table
+        self.metadata = metadata
+        self.result = result
+        self.output_path = output_path
+
+    def __repr__(self) -> str:
+        return f"<vertex-style EvalResult over {self.result!r}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        return self.result._repr_mimebundle_(include, exclude)
+
+
+class EvalTask:
+    """Evaluate ``dataset`` with ``metrics`` on the session judge (no Google project needed).
+
+    ``metric_column_mapping`` maps a template placeholder to a dataset column
+    (``{"prompt": "question"}``); ``autorater_config`` sets samples, both-order pairwise and
+    the judge for every metric that sets none.
+    """
+
+    def __init__(
+        self,
+        *,
+        dataset: pd.DataFrame | Mapping[str, Any] | str | Path,
+        metrics: Sequence[AnyMetric],
+        experiment: str | None = None,
+        metric_column_mapping: Mapping[str, str] | None = None,
+        output_uri_prefix: str | Path | None = "",
+        autorater_config: AutoraterConfig | None = None,
+    ) -> None:
+        self.dataset = to_frame(dataset).copy()
+        self.metrics = list(metrics)
+        if not self.metrics:
+            raise ValueError("EvalTask needs at least one metric")
+        for n, metric in enumerate(self.metrics):
+            if not isinstance(metric, RubricBasedMetric | PointwiseMetric | PairwiseMetric):
+                raise TypeError(
+                    f"metrics[{n}] is {metric!r}: the Vertex layer runs RubricBasedMetric, "
+                    "PointwiseMetric and PairwiseMetric (computation metrics such as "
+                    "'exact_match' are not provided)"
+                )
+        names = [m.metric_name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"metric names must be unique, got {names}")
+        self.experiment = experiment
+        self.metric_column_mapping = dict(metric_column_mapping or {})
+        for target, column in self.metric_column_mapping.items():
+            if column not in self.dataset.columns:
+                raise ValueError(
+                    f"metric_column_mapping {target!r} -> {column!r}: the dataset has no column "
+                    f"{column!r} (columns: {', '.join(map(str, self.dataset.columns))})"
+                )
+        self.output_uri_prefix = "" if output_uri_prefix is None else str(output_uri_prefix)
+        self.autorater_config = autorater_config
+
+    def evaluate(
+        self,
+        *,
+        model: ModelArg = None,
+        prompt_template: str | None = None,
+        experiment_run_name: str | None = None,
+        response_column_name: str | None = None,
+        baseline_model_response_column_name: str | None = None,
+        output_file_name: str | None = None,
+        judge: Judge | str | None = None,
+    ) -> EvalResult:
+        """Run the evaluation. ``model`` (a judge spec, a bare model name sent to the judge's
+        endpoint, a Judge, or a function of the prompt) first writes the ``response`` column."""
+        from ..runner import run_sync
+
+        return run_sync(
+            self.aevaluate(
+                model=model,
+                prompt_template=prompt_template,
+                experiment_run_name=experiment_run_name,
+                response_column_name=response_column_name,
+                baseline_model_response_column_name=baseline_model_response_column_name,
+                output_file_name=output_file_name,
+                judge=judge,
+            )
+        )
+
+    async def aevaluate(
+        self,
+        *,
+        model: ModelArg = None,
+        prompt_template: str | None = None,
+        experiment_run_name: str | None = None,
+        response_column_name: str | None = None,
+        baseline_model_response_column_name: str | None = None,
+        output_file_name: str | None = None,
+        judge: Judge | str | None = None,
+    ) -> EvalResult:
+        from ..evaluate import _generate_responses
+
+        task_judge = self.autorater_config.autorater_model if self.autorater_config else None
+        default = pick_judge(task_judge, judge)
+        frame = self._prepared(
+            prompt_template, response_column_name, baseline_model_response_column_name
+        )
+        if model is not None:
+            frame = await _generate_responses(frame, model_for(model, default), None)
+        for metric in self.metrics:
+            critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
+            if (
+                isinstance(critic, PairwiseMetric)
+                and critic.baseline_model is not None
+                and "baseline_model_response" not in frame.columns
+            ):
+                frame = await _generate_responses(
+                    frame,
+                    model_for(critic.baseline_model, default),
+                    {"response": "baseline_model_response"},
+                )
+        stats = RunStats()
+        infos: list[MetricInfo] = []
+        any_mock = default.is_mock
+        for metric in self.metrics:
+            critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
+            name = critic.metric_name
+            if isinstance(metric, RubricBasedMetric):
+                gen_judge = pick_judge(metric.generation_config.model, task_judge, judge)
+                any_mock = any_mock or gen_judge.is_mock
+                frame, usage = await add_rubrics(metric, frame, gen_judge)
+                stats_for(stats, name, usage)
+            config = critic.autorater_config
+            m_judge = pick_judge(config.autorater_model if config else None, task_judge, judge)
+            any_mock = any_mock or m_judge.is_mock
+            done = await critique(critic, frame, m_judge, self.autorater_config)
+            for column, values in done.columns.items():
+                frame[column] = pd.Series(values, index=frame.index, dtype=object)
+            frame[f"{name}/score"] = frame[f"{name}/score"].astype(float)
+            stats_for(stats, name, done.usage)
+            infos.append(MetricInfo(name, "pairwise" if done.kind == "pairwise" else "pointwise"))
+        run_name = experiment_run_name or _run_name(output_file_name)
+        meta: dict[str, Any] = {
+            "api": "rubriclab.compat.vertex",
+            "run": run_name,
+            "experiment": self.experiment,
+        }
+        result = _Result(
+            frame, infos, judge=default.describe(), is_mock=any_mock, stats=stats, meta=meta
+        )
+        summary = _summary_metrics(result)
+        table = _vertex_table(frame, [i.name for i in infos], self.dataset.columns)
+        metadata = {"run_name": run_name, "judge": default.describe(), "is_mock": any_mock}
+        path = _write(self.output_uri_prefix, run_name, summary, table, result)
+        return EvalResult(summary, table, metadata, result, path)
+
+    def _prepared(
+        self, prompt_template: str | None, response_col: str | None, baseline_col: str | None
+    ) -> pd.DataFrame:
+        frame = self.dataset.copy()
+        for target, column in self.metric_column_mapping.items():
+            if target not in frame.columns:
+                frame[target] = frame[column]
+        renames: tuple[tuple[str, str | None], ...] = (
+            ("response", response_col),
+            ("baseline_model_response", baseline_col),
+        )
+        for target, source in renames:
+            if source and source != target:
+                if source not in frame.columns:
+                    raise ValueError(f"the dataset has no column {source!r} to use as {target}")
+                frame[target] = frame[source]
+        if prompt_template is not None:
+            prompts = []
+            for i, row in enumerate(frame.to_dict(orient="records")):
+                values = {str(k): "" if v is None else str(v) for k, v in row.items()}
+                try:
+                    prompts.append(format_braces(prompt_template, values, name="prompt_template"))
+                except TemplateError as exc:
+                    raise ValueError(f"row {i}: {exc}") from None
+            frame["prompt"] = prompts
+        return frame
+
+
+def _run_name(output_file_name: str | None) -> str:
+    if output_file_name:
+        return Path(output_file_name).stem
+    return "eval-" + _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+
+
+def _summary_metrics(result: _Result) -> dict[str, Any]:
+    """Ours (``row_count``, ``{m}/mean``, ``{m}/std``, rates...) plus Vertex's win-rate names."""
+    out = dict(result.summary_metrics)
+    for info in result.metrics:
+        if info.kind == "pairwise":
+            out[f"{info.name}/candidate_model_win_rate"] = out.get(f"{info.name}/win_rate")
+            out[f"{info.name}/baseline_model_win_rate"] = out.get(f"{info.name}/loss_rate")
+    return out
+
+
+def _vertex_table(frame: pd.DataFrame, names: Sequence[str], inputs: Any) -> pd.DataFrame:
+    """The columns Vertex users read: inputs, generated ones, and ``{metric}/...`` fields."""
+    ours = {f"{m}/{f}" for m in names for f in _OUR_FIELDS}
+    keep = []
+    for col in frame.columns:
+        text = str(col)
+        if text in ours or (text == GEN_ERROR and frame[col].isna().all()):
+            continue
+        keep.append(col)
+    first = [c for c in keep if c in set(inputs) or "/" not in str(c)]
+    if RUBRICS in first:
+        first.remove(RUBRICS)
+        first.append(RUBRICS)
+    rest = [c for c in keep if c not in first]
+    ordered = first + sorted(rest, key=lambda c: (_metric_of(str(c), names), _field_rank(str(c))))
+    return frame[ordered].copy()
+
+
+def _metric_of(column: str, names: Sequence[str]) -> int:
+    prefix = column.split("/", 1)[0]
+    return list(names).index(prefix) if prefix in names else len(names)
+
+
+def _field_rank(column: str) -> int:
+    field = column.split("/", 1)[-1]
+    return _VERTEX_FIELDS.index(field) if field in _VERTEX_FIELDS else len(_VERTEX_FIELDS)
+
+
+def _write(
+    prefix: str, run: str, summary: dict[str, Any], table: pd.DataFrame, result: _Result
+) -> Path | None:
+    if not prefix:
+        return None
+    if prefix.startswith(("gs://", "bq://")):
+        warnings.warn(
+            f"output_uri_prefix {prefix!r} is a Google Cloud location, which rubriclab does not "
+            "write to; the results were kept in memory only. Pass a local folder to save them.",
+            stacklevel=4,
+        )
+        return None
+    folder = Path(prefix.removeprefix("file://")).expanduser() / run
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "summary_metrics.json").write_text(
+        json.dumps({"summary_metrics": _plain(summary)}, indent=2), encoding="utf-8"
+    )
+    with (folder / "metrics_table.jsonl").open("w", encoding="utf-8") as fh:
+        for record in table.to_dict(orient="records"):
+            fh.write(json.dumps(_plain(record), default=str) + "\n")
+    result.save(folder / "result.jsonl")
+    return folder
