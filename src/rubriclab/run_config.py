@@ -248,7 +248,7 @@ def _problem(error: Any) -> str:
         return f"unknown key {loc[-1]!r} at {where or 'top level'}"
     if error["type"] == "missing":
         return f"missing key {where!r}"
-    return f"{where}: {error['msg']}"
+    return f"{where}: {error['msg'].removeprefix('Value error, ')}"
 
 
 def _resolve_file(path: Path, what: str) -> Path:

@@ -1,0 +1,139 @@
+"""The HTML report: self-contained, escaped, scriptless, and clean in a real Chromium."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import rubriclab as rl
+from rubriclab.demo import run_demo
+from rubriclab.report import CSP, report_html
+from rubriclab.result import EvalResult, MetricInfo
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror="alert(1)">'
+
+
+class _Tags(HTMLParser):
+    """Collects what a browser would build: tags, attributes and the visible text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _parse(page: str) -> _Tags:
+    parser = _Tags()
+    parser.feed(page)
+    return parser
+
+
+def _hostile_result() -> EvalResult:
+    rubric = rl.Rubric.checklist(["Is it safe?"], name="safety")
+    table = pd.DataFrame(
+        {
+            "prompt": ["Say hi"],
+            "response": [HOSTILE],
+            "image": ["https://example.com/cat.png"],
+            "safety/score": [0.0],
+            "safety/verdict": ["fail"],
+            "safety/passed": [False],
+            "safety/criteria": [
+                [{"name": "q1", "question": "Is it safe?", "level": 0, "evidence": HOSTILE}]
+            ],
+            "safety/rationale": [HOSTILE],
+            "safety/raw_output": [HOSTILE],
+            "safety/error": [None],
+        }
+    )
+    return EvalResult(table, [MetricInfo("safety", "pointwise", rubric)], judge="test judge")
+
+
+def test_model_text_is_escaped_everywhere() -> None:
+    page = report_html({"hostile <b>name</b>": _hostile_result()}, title="T <i>x</i>")
+    parsed = _parse(page)
+    tag_names = {t for t, _ in parsed.tags}
+    assert "script" not in tag_names
+    assert all(not k.startswith("on") for _, attrs in parsed.tags for k in attrs)
+    assert [a.get("src") for t, a in parsed.tags if t == "img"] == []  # no image from x
+    text = "".join(parsed.text)
+    assert HOSTILE in text  # shown, as text, for people to read
+    assert "hostile <b>name</b>" in text and "T <i>x</i>" in text
+
+
+def test_the_page_loads_nothing_from_anywhere() -> None:
+    page = report_html({"r": _hostile_result()})
+    parsed = _parse(page)
+    csp = [a for t, a in parsed.tags if t == "meta" and a.get("http-equiv")]
+    assert csp and csp[0]["content"] == CSP and "default-src 'none'" in CSP
+    for tag, attrs in parsed.tags:
+        for key in ("src", "href"):
+            value = attrs.get(key) or ""
+            assert not value.startswith(("http:", "https:", "//", "file:")), (tag, value)
+    assert "remote image, not embedded: https://example.com/cat.png" in "".join(parsed.text)
+
+
+def test_sections_navigation_mock_banner_and_case_limit() -> None:
+    results = run_demo("mock", report=None, out=io.StringIO())
+    page = report_html(results, title="demo", max_cases=2)
+    parsed = _parse(page)
+    anchors = [a["href"] for t, a in parsed.tags if t == "a" and a.get("href")]
+    ids = {a.get("id") for t, a in parsed.tags if t == "section"}
+    assert anchors == ["#result-1", "#result-2", "#result-3"]
+    assert ids == {"result-1", "result-2", "result-3"}
+    text = "".join(parsed.text)
+    assert "MOCK judge" in text
+    assert "8 more cases are in the result file" in text  # 10 summaries, 2 shown
+    assert sum(1 for t, a in parsed.tags if t == "details" and a.get("class") == "case") == 6
+    assert sum(1 for t, a in parsed.tags if t == "img") == 2  # car pictures, embedded
+    assert all(a["src"].startswith("data:image/png;base64,") for t, a in parsed.tags if t == "img")
+
+
+def test_an_empty_report_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one result"):
+        report_html({})
+
+
+@pytest.mark.browser
+def test_demo_report_opens_in_chromium_without_console_errors(tmp_path: Path) -> None:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it)")
+    from playwright.sync_api import sync_playwright
+
+    path = tmp_path / "demo.html"
+    run_demo("mock", report=path, out=io.StringIO())
+    messages: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            assert page.title() == "rubriclab demo"
+            first = page.locator("details.case").first
+            first.locator(":scope > summary").click()
+            assert first.evaluate("d => d.open") is True  # cases open without any script
+            assert page.locator("img").first.evaluate("i => i.naturalWidth") > 0
+        finally:
+            browser.close()
+    assert messages == []
+    assert [u for u in requests if not u.startswith("data:")] == [path.as_uri()]

@@ -1,0 +1,115 @@
+"""Run configs: the short forms people write, and a clear error for every mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rubriclab.metrics import PairwiseRubricMetric, RubricMetric
+from rubriclab.run_config import ConfigError, load_config
+
+
+def _write(folder: Path, text: str, name: str = "eval.yaml") -> Path:
+    (folder / "data.csv").write_text("prompt,response\nhi,hello\n", encoding="utf-8")
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_short_forms_build_the_metrics_people_mean(tmp_path: Path) -> None:
+    (tmp_path / "rubrics").mkdir()
+    (tmp_path / "rubrics" / "tone.yaml").write_text(
+        "name: tone\ncriteria:\n  - Is it polite?\n  - Is it clear?\n", encoding="utf-8"
+    )
+    config = load_config(
+        _write(
+            tmp_path,
+            "data: data.csv\n"
+            "judge: mock\n"
+            "metrics:\n"
+            "  - text_quality\n"
+            "  - use: text_quality\n"
+            "    name: tq_vs_old\n"
+            "    baseline: old\n"
+            "  - rubric: rubrics/tone.yaml\n"
+            "  - name: inline\n"
+            "    rubric:\n"
+            "      pass_mark: 70\n"
+            "      criteria: {accuracy: {weight: 2, critical: 2, levels: 3}}\n",
+        )
+    )
+    built = config.build_metrics()
+    assert [m.name for m in built] == ["text_quality", "tq_vs_old", "tone", "inline"]
+    assert type(built[0]) is RubricMetric and built[0].generator is not None
+    assert isinstance(built[1], PairwiseRubricMetric)
+    assert built[1].baseline_column == "old" and built[1].generator == built[0].generator
+    assert built[2].rubric is not None and built[2].rubric.is_checklist
+    inline = built[3].rubric
+    assert inline is not None and inline.pass_mark == 0.7 and inline["accuracy"].critical == 2
+    judge = config.build_judge()
+    assert judge is not None and judge.is_mock
+    assert config.data_path() == tmp_path / "data.csv"  # relative to the config file
+    assert config.output_dir() == tmp_path / "results"
+
+
+def test_json_configs_work_too(tmp_path: Path) -> None:
+    path = _write(tmp_path, '{"data": "data.csv", "metrics": ["general_quality"]}', "c.json")
+    config = load_config(path)
+    assert [m.name for m in config.build_metrics()] == ["general_quality"]
+    assert config.build_judge() is None  # falls back to RUBRICLAB_JUDGE / set_judge
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("data: data.csv\nmetrics: [text_quality]\nouput: x\n", "unknown key 'ouput'"),
+        ("data: data.csv\nmetrics:\n  - use: text_quality\n    weight: 2\n", "metrics[0].weight"),
+        ("data: data.csv\nmetrics: [x]\njudge: {spec: mock, key: abc}\n", "unknown key 'key'"),
+        ("metrics: [text_quality]\n", "missing key 'data'"),
+        ("data: data.csv\nmetrics: []\n", "metrics"),
+        ("data: data.csv\nmetrics: [text_quality\n", "not valid YAML: line"),
+        ("- data.csv\n", "a run config is a mapping"),
+        ("data: data.csv\nmetrics:\n  - {name: a/b, use: x}\n", "metrics[0].name: a metric"),
+    ],
+)
+def test_mistakes_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(_write(tmp_path, text))
+    assert message in str(info.value)
+    assert str(tmp_path / "eval.yaml") in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        ("  - use: text_quality\n    rubric: r.yaml\n", "give exactly one of"),
+        ("  - name: a\n", "give exactly one of"),
+        ("  - rubric: missing.yaml\n", "metrics[0].rubric: no file at"),
+        ("  - rubric: {criteria: []}\n", "metrics[0].rubric"),
+        ("  - use: text_quality\n  - use: text_quality\n", "appear twice"),
+    ],
+)
+def test_metric_mistakes_name_the_entry(tmp_path: Path, metrics: str, message: str) -> None:
+    config = load_config(_write(tmp_path, "data: data.csv\nmetrics:\n" + metrics))
+    with pytest.raises(ConfigError) as info:
+        config.build_metrics()
+    assert message in str(info.value)
+
+
+def test_keys_come_from_the_environment_never_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(
+        tmp_path,
+        "data: data.csv\nmetrics: [text_quality]\n"
+        "judge: {spec: 'http://127.0.0.1:9/v1', model: m, api_key_env: MY_JUDGE_KEY}\n",
+    )
+    config = load_config(path)
+    monkeypatch.delenv("MY_JUDGE_KEY", raising=False)
+    with pytest.raises(ConfigError, match="MY_JUDGE_KEY"):
+        config.build_judge()
+    monkeypatch.setenv("MY_JUDGE_KEY", "sk-test-secret-123")
+    judge = config.build_judge()
+    assert judge is not None
+    assert "sk-test-secret-123" not in repr(judge) and "sk-test-secret-123" not in judge.describe()
