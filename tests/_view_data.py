@@ -203,3 +203,55 @@ def big_result(n: int = 100_000, seed: int = 7) -> EvalResult:
         }
     )
     return EvalResult(table, [MetricInfo("support", "pointwise", SUPPORT)], judge="test-judge")
+
+
+class RecordingComm:
+    """Stands in for a kernel comm: records every message a widget sends to the browser."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.comm_id = f"comm-{id(self)}"
+        self.kernel = object()
+        self.opened = kwargs
+        self.messages: list[dict[str, Any]] = []
+        self._handler: Any = None
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        self.messages.append(data)
+
+    def on_msg(self, callback: Any) -> None:
+        self._handler = callback
+
+    def close(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    # -- browser -> kernel -------------------------------------------------------------------------
+    def custom(self, content: dict[str, Any]) -> None:
+        """A custom message from the browser (``model.send`` in JS)."""
+        self._handler(
+            {"content": {"data": {"method": "custom", "content": content}}, "buffers": []}
+        )
+
+    def replies(self) -> list[dict[str, Any]]:
+        return [m["content"] for m in self.messages if m.get("method") == "custom"]
+
+    def updates(self, key: str) -> list[Any]:
+        return [
+            m["state"][key]
+            for m in self.messages
+            if m.get("method") == "update" and key in m.get("state", {})
+        ]
+
+
+def record_comms(monkeypatch: Any) -> list[RecordingComm]:
+    """Every widget created after this call talks to a RecordingComm (returned in order)."""
+    import comm
+
+    made: list[RecordingComm] = []
+
+    def create(**kwargs: Any) -> RecordingComm:
+        c = RecordingComm(**kwargs)
+        made.append(c)
+        return c
+
+    monkeypatch.setattr(comm, "create_comm", create)
+    return made

@@ -8,7 +8,8 @@ back to the last good rubric explicitly, so browser and kernel never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -68,14 +69,15 @@ class RubricEditor(RubricView):
             raise ValueError("there is no rubric to edit (the table or list is empty)")
         if not 0 <= index < n:
             raise IndexError(f"index {index} is out of range: there are {n} rubrics (0..{n - 1})")
-        self._reverting = False
         self._good = self._load(index)
-        super().__init__(
-            value=self._good.to_dict(),
-            index=index,
-            count=n,
-            heading=self._heading(index),
-        )
+        self._reverting = False
+        with self._quiet():  # the initial value is not an edit
+            super().__init__(
+                value=self._good.to_dict(),
+                count=n,
+                index=index,
+                heading=self._heading(index),
+            )
 
     # -- what the user reads --------------------------------------------------------------------
     @property
@@ -97,14 +99,10 @@ class RubricEditor(RubricView):
     def _on_index(self, change: Any) -> None:
         pos = int(change["new"])
         self._good = self._load(pos)
-        with self.hold_sync():
-            self._reverting = True
-            try:
-                self.error = None  # type: ignore[assignment]
-                self.value = self._good.to_dict()
-                self.heading = self._heading(pos)
-            finally:
-                self._reverting = False
+        with self.hold_sync(), self._quiet():
+            self.error = None  # type: ignore[assignment]
+            self.value = self._good.to_dict()
+            self.heading = self._heading(pos)
 
     # -- edits ---------------------------------------------------------------------------------------
     @traitlets.observe("value")
@@ -123,25 +121,27 @@ class RubricEditor(RubricView):
         self._good = rubric
         self._store(self.index, rubric)
         canonical = rubric.to_dict()
-        with self.hold_sync():
-            self._reverting = True
-            try:
-                self.error = None  # type: ignore[assignment]
-                self.revision += 1
-                if canonical != proposed:  # e.g. a pass mark of 70 becomes 0.7
-                    self.value = canonical
-            finally:
-                self._reverting = False
+        with self.hold_sync(), self._quiet():
+            self.error = None  # type: ignore[assignment]
+            self.revision += 1
+            if canonical != proposed:  # e.g. a pass mark of 70 becomes 0.7
+                self.value = canonical
+
+    @contextlib.contextmanager
+    def _quiet(self) -> Iterator[None]:
+        """Trait changes made here are the kernel's own, not edits to validate (re-entrant)."""
+        before = self._reverting
+        self._reverting = True
+        try:
+            yield
+        finally:
+            self._reverting = before
 
     def _reject(self, message: str, path: list[Any]) -> None:
         """Show the error and put the last good rubric back, in the browser too."""
-        with self.hold_sync():
-            self._reverting = True
-            try:
-                self.error = {"message": message, "path": path}
-                self.value = self._good.to_dict()
-            finally:
-                self._reverting = False
+        with self.hold_sync(), self._quiet():
+            self.error = {"message": message, "path": path}
+            self.value = self._good.to_dict()
 
     def _load(self, pos: int) -> Rubric:
         if self._list is not None:

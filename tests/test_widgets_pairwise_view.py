@@ -1,0 +1,48 @@
+"""PairwiseView: both sides, per-criterion winners, the choice, order agreement, run totals."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubriclab.widgets import PairwiseView
+from tests._view_data import pairwise_result, pointwise_result
+
+
+def test_sides_winners_choice_and_agreement() -> None:
+    view = PairwiseView(pairwise_result(12))
+    case = view.case
+    assert case["candidate"] == {"name": "response", "text": "Candidate answer 0 "}
+    assert case["baseline"] == {"name": "baseline_model_response", "text": "Baseline answer 0"}
+    assert [f["name"] for f in case["fields"]] == ["prompt"]
+    metric = case["metric"]
+    assert metric["score"] == 1.0 and metric["choice"] == "candidate much better"
+    assert metric["swap_consistent"] is True
+    accuracy = metric["pair_rows"][0]
+    assert accuracy["winner"] == "candidate" and accuracy["evidence"] == "cand evidence "
+    assert accuracy["candidate"]["level"] == 3 and accuracy["baseline"]["level"] == 2
+    view.set_state({"index": 3})
+    assert view.case["metric"]["swap_consistent"] is False
+    assert view.case["metric"]["pair_rows"][0]["consistent"] is False
+
+
+def test_totals_for_the_whole_run() -> None:
+    totals = PairwiseView(pairwise_result(12)).totals[0]
+    # choices cycle 1, .5, 0, -.5, -1 over 12 rows: 6 wins, 2 ties (rows 2 and 7), 4 losses
+    assert totals["metric"] == "pair"
+    assert totals["win_rate"] == pytest.approx(6 / 12)
+    assert totals["tie_rate"] == pytest.approx(2 / 12)
+    assert totals["loss_rate"] == pytest.approx(4 / 12)
+    assert totals["win_rate_low"] < totals["win_rate"] < totals["win_rate_high"]
+    assert totals["swap_checked"] == 12 and totals["swap_inconsistent"] == 3
+
+
+def test_needs_a_pairwise_metric() -> None:
+    with pytest.raises(ValueError, match="no pairwise metric"):
+        PairwiseView(pointwise_result(3))
+
+
+def test_static_text_is_deterministic() -> None:
+    text = repr(PairwiseView(pairwise_result(4)))
+    assert text == repr(PairwiseView(pairwise_result(4)))
+    assert text.splitlines()[0].startswith("pair: candidate wins 50% [")
+    assert "orders agree: yes" in text

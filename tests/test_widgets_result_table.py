@@ -1,0 +1,196 @@
+"""ResultTable: the traits the browser reads, and pages over custom messages."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from rubriclab.widgets import ResultTable
+from tests._view_data import big_result, pairwise_result, pointwise_result, record_comms
+
+
+def test_first_screen_is_summary_columns_and_no_rows() -> None:
+    result = pointwise_result(30, is_mock=True)
+    table = ResultTable(result, title="Support")
+    assert table.total == 30
+    assert table.is_mock and table.judge == "mock"
+    assert table.summary[0]["metric"] == "support"
+    assert table.summary[0]["errors"] == 4  # rows 6, 13, 20, 27
+    assert table.visible[0] == "__index__"
+    assert {"prompt", "response", "support/score", "support/verdict", "support/error"} <= set(
+        table.visible
+    )
+    assert "support/criteria" not in table.visible  # in the chooser, not on screen
+    keys = {c["key"]: c for c in table.columns}
+    assert keys["support/score"]["kind"] == "score" and keys["support/score"]["sortable"]
+    assert keys["support/criteria"]["kind"] == "list" and not keys["support/criteria"]["sortable"]
+    assert table.verdicts["support"][0] in {
+        "pass",
+        "fail (score below pass mark)",
+        "fail (accuracy below 2)",
+    }
+    state = json.dumps(
+        table.get_state(["columns", "visible", "summary", "metrics", "verdicts", "total"])
+    )
+    assert "Question 0" not in state  # rows travel in pages, never in the traits
+
+
+def test_pages_arrive_over_custom_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    comms = record_comms(monkeypatch)
+    table = ResultTable(big_result(100_000))
+    comm = comms[-1]
+    comm.custom(
+        {
+            "type": "rl:request",
+            "id": "a-1",
+            "op": "page",
+            "start": 0,
+            "stop": 200,
+            "query": {},
+            "columns": ["__index__", "id", "support/score"],
+        }
+    )
+    reply = comm.replies()[-1]
+    assert reply["type"] == "rl:reply" and reply["id"] == "a-1"
+    assert reply["total"] == 100_000
+    assert len(reply["rows"]) == 200
+    assert reply["rows"][0][:3] == [0, 0, "case-000000"]
+    assert len(json.dumps(reply)) < 50_000
+    comm.custom(
+        {
+            "type": "rl:request",
+            "id": "a-2",
+            "op": "page",
+            "start": 99_900,
+            "stop": 100_000,
+            "query": {},
+            "columns": ["id"],
+        }
+    )
+    last = comm.replies()[-1]
+    assert last["rows"][-1] == [99_999, "case-099999"]
+    assert table.total == 100_000
+
+
+def test_sort_by_score_puts_best_first_and_missing_scores_last() -> None:
+    result = pointwise_result(30)
+    table = ResultTable(result, columns=["support/score"])
+    desc = table.page(0, 30, {"sort": {"key": "support/score", "desc": True}})["rows"]
+    scores = [r[2] for r in desc]
+    scored = [s for s in scores if s is not None]
+    assert scored == sorted(scored, reverse=True)
+    assert scores[-4:] == [None] * 4
+    asc = table.page(0, 30, {"sort": {"key": "support/score", "desc": False}})["rows"]
+    assert [r[2] for r in asc][-4:] == [None] * 4
+    assert asc[0][2] == min(scored)
+
+
+def test_sort_by_text_column_is_stable_and_reversible() -> None:
+    frame = pd.DataFrame(
+        {"prompt": ["b", "a", None, "b", "A"], "m/score": [0.1, 0.2, 0.3, 0.4, 0.5]}
+    )
+    table = ResultTable(frame, columns=["prompt"])
+    asc = [r[0] for r in table.page(0, 5, {"sort": {"key": "prompt"}})["rows"]]
+    assert asc == [1, 4, 0, 3, 2]  # case-insensitive, ties in table order, missing last
+    desc = [r[0] for r in table.page(0, 5, {"sort": {"key": "prompt", "desc": True}})["rows"]]
+    assert desc == [0, 3, 1, 4, 2]
+
+
+def test_filters_search_range_verdict_errors_and_swap() -> None:
+    table = ResultTable(pointwise_result(30), columns=["support/verdict", "support/error"])
+    assert table.page(0, 100, {"search": "QUESTION 12:"})["total"] == 1
+    errors = table.page(0, 100, {"errors_only": True})
+    assert errors["total"] == 4
+    assert all(r[3] for r in errors["rows"])
+    passing = table.page(0, 100, {"verdict": "pass"})
+    assert passing["total"] > 0 and all(r[2] == "pass" for r in passing["rows"])
+    ranged = table.page(0, 100, {"score_min": 0.5, "score_max": 0.7})
+    result = pointwise_result(30)
+    expected = result.table["support/score"].between(0.5, 0.7).sum()
+    assert ranged["total"] == expected
+    pair = ResultTable(pairwise_result(12))
+    assert pair.page(0, 100, {"swap_inconsistent_only": True})["total"] == 3  # rows 3, 7, 11
+
+
+def test_bad_requests_answer_with_an_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    comms = record_comms(monkeypatch)
+    ResultTable(pointwise_result(5))
+    comm = comms[-1]
+    comm.custom(
+        {
+            "type": "rl:request",
+            "id": "x",
+            "op": "page",
+            "start": 0,
+            "stop": 10,
+            "query": {"sort": {"key": "nope"}},
+            "columns": [],
+        }
+    )
+    assert "cannot sort by 'nope'" in comm.replies()[-1]["error"]
+    comm.custom(
+        {
+            "type": "rl:request",
+            "id": "y",
+            "op": "page",
+            "start": 0,
+            "stop": 10,
+            "query": {"bogus": 1},
+            "columns": [],
+        }
+    )
+    assert "unknown query keys: bogus" in comm.replies()[-1]["error"]
+    comm.custom({"type": "rl:request", "id": "z", "op": "explode"})
+    assert comm.replies()[-1] == {
+        "type": "rl:reply",
+        "id": "z",
+        "error": "unknown request 'explode'",
+    }
+
+
+def test_selecting_a_row_fills_its_explanation() -> None:
+    table = ResultTable(pointwise_result(10))
+    assert table.detail is None
+    table.set_state({"selected": 6})
+    assert table.detail is not None
+    assert table.detail["heading"].startswith("case 7 of 10")
+    support = table.detail["metrics"][0]
+    assert support["error"] == "HTTP 503 from judge after 3 attempts"
+    assert support["raw_output"] and support["attempts"] == 3
+    table.set_state({"selected": -1})
+    assert table.detail is None
+
+
+def test_column_chooser_keeps_only_known_columns() -> None:
+    table = ResultTable(pointwise_result(5))
+    table.set_state({"visible": ["__index__", "support/criteria", "not-a-column"]})
+    assert table.visible == ["__index__", "support/criteria"]
+    row = table.page(0, 1)["rows"][0]
+    assert row[2] == "accuracy 1 · deadline YES"
+
+
+def test_unknown_metric_or_column_names_the_choices() -> None:
+    with pytest.raises(KeyError, match=r"no metric 'nope'.*support"):
+        ResultTable(pointwise_result(3), metrics=["nope"])
+    with pytest.raises(KeyError, match="no column 'zzz'"):
+        ResultTable(pointwise_result(3), columns=["zzz"])
+    with pytest.raises(TypeError, match="EvalResult or a pandas DataFrame"):
+        ResultTable([1, 2, 3])
+
+
+def test_static_forms_are_deterministic_and_escaped() -> None:
+    result = pointwise_result(25, xss=True, is_mock=True)
+    a, b = ResultTable(result), ResultTable(result)
+    bundle, _ = a._repr_mimebundle_()
+    assert bundle["text/plain"] == b._repr_mimebundle_()[0]["text/plain"]
+    assert bundle["text/plain"].startswith("MOCK judge")
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    html = bundle["text/html"]
+    assert "MOCK judge" in html
+    assert "<script>" not in html and "<iframe" not in html and 'onerror="' not in html
+    assert "&lt;script&gt;" in html
+    assert "… 5 more rows" in html
+    assert not math.isnan(result.table["support/score"].iloc[0])
