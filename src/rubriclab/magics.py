@@ -73,7 +73,9 @@ def _rubric_parser() -> _Parser:
     p.add_argument("data", help="a DataFrame or records variable, or a CSV/JSONL/Parquet file")
     p.add_argument("--metric", help="a predefined metric, e.g. text_quality (its checklists)")
     p.add_argument("--pairwise", metavar="BASELINE_COLUMN", help="judge against this column")
-    p.add_argument("--judge", help="judge spec for this cell (default: the session judge)")
+    p.add_argument(
+        "--judge", help="a judge spec or a rl.Judge variable (default: the session judge)"
+    )
     p.add_argument("--generate", action="store_true", help="only write rubrics, to revise")
     p.add_argument("--out", help="variable for the result (default: rubric_result)")
     p.add_argument("--name", help="metric name (default: the rubric's name, else 'rubric')")
@@ -143,7 +145,7 @@ class RubricMagics(Magics):
         data = self._data(args.data)
         body = cell or ""
         try:
-            judge = _judge(args.judge)
+            judge = self._judge(args.judge)
             mapping = _mapping(args.map)
             if args.generate:
                 self._generate(data, args, body, judge, mapping)
@@ -170,6 +172,17 @@ class RubricMagics(Magics):
         if path.is_file():
             return str(path)
         raise UsageError(f"no variable or data file named {name!r}")
+
+    def _judge(self, spec: str | None) -> Judge | None:
+        """``--judge`` is a spec (``mock``, ``openai:MODEL``) or a ``rl.Judge`` variable."""
+        from .judges import Judge
+
+        if spec is None:
+            return None
+        value = self._ns.get(spec)
+        if isinstance(value, Judge):
+            return value
+        return Judge(spec)
 
     def _generate(
         self,
@@ -236,14 +249,6 @@ def _mapping(items: list[str]) -> dict[str, str] | None:
             raise UsageError(f"--map {item!r}: write FIELD=COLUMN, e.g. --map response=answer")
         mapping[field.strip()] = column.strip()
     return mapping or None
-
-
-def _judge(spec: str | None) -> Judge | None:
-    if spec is None:
-        return None
-    from .judges import Judge
-
-    return Judge(spec)
 
 
 def _describe(judge: Judge) -> str:
