@@ -45,15 +45,27 @@ CHOICE_SENTENCES: dict[float, str] = {
 def parse_rubrics(rubric_generation_response: str) -> dict[str, Any]:
     """``{"questions": [...], **other keys}`` from a rubric-generation reply.
 
-    Reads fenced or bare JSON, several fences (the one holding questions wins), prose around
-    it and near-JSON such as trailing commas. Unreadable text gives
+    Reads fenced or bare JSON, prose around it and near-JSON such as trailing commas. With
+    several fences, the last one holding questions wins (prompts ask judges to revise their
+    answer, and the final draft comes last). Unreadable text gives
     ``{"questions": None, "error": "..."}`` (Vertex: ``{"questions": ""}``).
     """
+    if not isinstance(rubric_generation_response, str):
+        raise TypeError("parse_rubrics takes the judge's reply text (a str)")
+    drafts = []
+    for block in _FENCED.findall(rubric_generation_response):
+        try:
+            drafts.append(_parse_rubric_list(block))
+        except ParseError:
+            continue
     try:
-        found = _parse_rubric_list(rubric_generation_response)
+        found = drafts[-1] if drafts else _parse_rubric_list(rubric_generation_response)
     except ParseError as exc:
         return {"questions": None, "error": f"unreadable rubric: {exc.reason}"}
     return {**found.extra, "questions": list(found.questions)}
+
+
+_FENCED = re.compile(r"```[\w-]*[ \t]*\n(.*?)```", re.S)
 
 
 def _key(question: str, position: int) -> str:
