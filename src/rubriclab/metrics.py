@@ -24,6 +24,7 @@ __all__ = [
     "PairwiseRubricMetric",
     "RubricGenerator",
     "RubricMetric",
+    "TemplateMetric",
     "pairwise",
 ]
 
@@ -199,3 +200,6 @@ def by_name(name: str) -> RubricMetric:
     if key in PREDEFINED:
         return PREDEFINED[key]
     raise KeyError(f"no predefined metric {name!r}; choose one of: {', '.join(sorted(PREDEFINED))}")
+
+
+from .template_metric import TemplateMetric  # noqa: E402

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..cache import CacheArg, ResponseCache, open_cache
@@ -157,6 +158,24 @@ class Judge:
     def __repr__(self) -> str:
         model = "" if self.is_mock or self.spec.endswith(self.model) else f", model={self.model!r}"
         return f"Judge({self.spec!r}{model})"
+
+    def with_options(self, **changes: Any) -> Judge:
+        """A new judge like this one with some settings changed (``model``, ``temperature``,
+        ``timeout``, ``max_concurrency``, ...). It keeps the endpoint, key and cache, so a
+        metric can set its own call settings without the key being handled again."""
+        model = changes.pop("model", None)
+        unknown = sorted(k for k in changes if k not in self._config or k == "spec")
+        if unknown:
+            settable = ", ".join(["model", *sorted(k for k in self._config if k != "spec")])
+            raise JudgeConfigError(f"cannot change {', '.join(unknown)}; settable: {settable}")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise JudgeConfigError(f"model must be a non-empty string, got {model!r}")
+        config = {**self._config, **changes}
+        _check_config(config)
+        endpoint = self._endpoint if model is None else replace(self._endpoint, model=model)
+        derived = Judge.__new__(Judge)
+        derived._build(endpoint, config, self.cache)
+        return derived
 
     # -- calls ---------------------------------------------------------------------------
     def complete(

@@ -1,0 +1,212 @@
+"""``TemplateMetric``: a judge prompt written entirely by the user, over a span or a whole trace.
+
+The config keeps the custom-judge-rubric contract (seed 002): the template is the whole rubric,
+the raw ``Span``/``Trace`` is bound under the one name ``expected_variables`` declares, and we
+append the output-format instruction ourselves, so the judge always answers
+``{"rationale": ..., "score": 0.0-1.0}`` whatever the template says. Unknown keys are errors
+(a typo'd parameter must not silently do nothing) and every field has a default, so
+``TemplateMetric()`` is a usable config and ``config_schema()`` leaves nothing default-less.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["DEFAULT_PROMPT_TEMPLATE", "PROMPT_VARIABLES", "TemplateMetric"]
+
+#: the names a raw partition can be bound under: one span, or one whole trace
+PROMPT_VARIABLES: tuple[str, ...] = ("input_span", "input_trace")
+
+DEFAULT_PROMPT_TEMPLATE = (
+    "You are a strict evaluator assessing a single step (span) from an AI agent's execution "
+    "trace.\n"
+    "\n"
+    "Judge the overall quality of this step:\n"
+    "  - Was the action appropriate for the agent's apparent goal?\n"
+    "  - Were any tool inputs well-formed and sensible?\n"
+    "  - Is the output correct, relevant, and free of errors or hallucination?\n"
+    "\n"
+    "Step (raw canonical span):\n"
+    "{{ input_span | tojson(2, max_chars=12000) }}\n"
+    "\n"
+    "Score 1.0 if the step was fully correct and useful, 0.0 if it was wrong, harmful, or "
+    "entirely\n"
+    "unproductive, and a value in between for partial quality.\n"
+)
+
+
+def _role(role: str) -> dict[str, Any]:
+    return {"x-aip-param-role": role}
+
+
+class TemplateMetric(BaseModel):
+    """Judge each span or trace with a user-written Jinja2 prompt and a 0-1 score.
+
+    The template defines only the rubric: rendering runs in rubriclab's sandbox with the raw
+    partition bound under its variable name, and rubriclab appends the response-format
+    instruction. A rendered prompt over ``max_prompt_chars`` is refused on its row, never
+    truncated. ``model``/``judge_temperature``/``timeout_seconds``/``concurrency_limit`` apply
+    to this metric's judge calls; connection details (URL, key) come from the judge it runs on.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    #: the contract's name for this config, used as the title of :meth:`config_schema`
+    schema_title: ClassVar[str] = "CustomJudgeRubricConfig"
+
+    kind: ClassVar[Literal["template"]] = "template"
+
+    name: str = Field(
+        default="custom_judge_rubric",
+        description="Metric name: the prefix of its result columns ('{name}/score'); no '/'",
+    )
+    prompt_template: str = Field(
+        default=DEFAULT_PROMPT_TEMPLATE, json_schema_extra=_role("prompt_slots")
+    )
+    expected_variables: list[str] = Field(
+        default=["input_span"], json_schema_extra=_role("prompt_slots")
+    )
+    model: str | None = Field(
+        default=None,
+        description="Judge model id; falls back to the evaluator_system model if unset",
+    )
+    judge_temperature: float = Field(
+        default=0.0, description="Sampling temperature for the judge model"
+    )
+    timeout_seconds: float = Field(
+        default=60.0,
+        description="Timeout per judge API call, in seconds",
+        json_schema_extra=_role("operational"),
+    )
+    concurrency_limit: int = Field(
+        default=10,
+        description="Max concurrent judge API calls",
+        json_schema_extra=_role("operational"),
+    )
+    max_prompt_chars: int = Field(
+        default=100_000,
+        ge=1_000,
+        le=1_000_000,
+        description=(
+            "Max chars the rendered prompt may reach before the occurrence is refused. Raise it "
+            "for traces that are genuinely large; the prompt is never silently truncated to fit."
+        ),
+    )
+    version: str = Field(
+        default="1.0.0",
+        min_length=1,
+        max_length=64,
+        json_schema_extra=_role("scoring_metadata"),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_unknown_keys(cls, data: Any) -> Any:
+        """Say which key is unknown and what was probably meant, before pydantic's generic error."""
+        if isinstance(data, Mapping):
+            known = list(cls.model_fields)
+            for key in data:
+                if key not in cls.model_fields:
+                    close = difflib.get_close_matches(str(key), known, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise ValueError(
+                        f"unknown TemplateMetric parameter {key!r}{hint}; "
+                        f"the parameters are: {', '.join(known)}"
+                    )
+        return data
+
+    # -- checks the schema cannot express (kept out of it so the contract stays as written) ----
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not value or "/" in value:
+            raise ValueError(
+                f"metric name {value!r} must be non-empty and contain no '/' "
+                "(it prefixes the result columns, e.g. 'custom_judge_rubric/score')"
+            )
+        return value
+
+    @field_validator("expected_variables")
+    @classmethod
+    def _check_variables(cls, value: list[str]) -> list[str]:
+        allowed = " or ".join(repr(v) for v in PROMPT_VARIABLES)
+        if len(value) != 1:
+            raise ValueError(
+                f"give exactly one variable, {allowed}: the template reads one span or one "
+                f"trace per row (got {value!r})"
+            )
+        if value[0] not in PROMPT_VARIABLES:
+            raise ValueError(f"{value[0]!r} is not a variable rubriclab binds; use {allowed}")
+        return value
+
+    @field_validator(
+        "judge_temperature",
+        "timeout_seconds",
+        "concurrency_limit",
+        "max_prompt_chars",
+        mode="before",
+    )
+    @classmethod
+    def _no_bools(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # True would pass as 1 and hide a mistake
+            raise ValueError(f"expected a number, got {value!r}")
+        return value
+
+    @field_validator("judge_temperature")
+    @classmethod
+    def _check_temperature(cls, value: float) -> float:
+        if not math.isfinite(value) or not 0.0 <= value <= 2.0:
+            raise ValueError(f"judge_temperature must be between 0 and 2, got {value!r}")
+        return value
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _check_timeout(cls, value: float) -> float:
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"timeout_seconds must be a positive number, got {value!r}")
+        return value
+
+    @field_validator("concurrency_limit")
+    @classmethod
+    def _check_concurrency(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"concurrency_limit must be at least 1, got {value!r}")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("model must be a model id, or None to use the judge's model")
+        return value
+
+    # -- reading -----------------------------------------------------------------------------
+    @property
+    def variable(self) -> str:
+        """The name the raw span or trace is bound under in the template."""
+        return self.expected_variables[0]
+
+    @property
+    def partition(self) -> Literal["span", "trace"]:
+        """Which partition this metric judges: 'span' for input_span, 'trace' for input_trace."""
+        return "trace" if self.variable == "input_trace" else "span"
+
+    @property
+    def description(self) -> str:
+        return f"custom template judge over each {self.partition} (version {self.version})"
+
+    def with_options(self, **changes: Any) -> TemplateMetric:
+        """A validated copy with some fields changed (unknown keys are errors here too)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
+
+    @classmethod
+    def config_schema(cls) -> dict[str, Any]:
+        """The JSON schema of the config (every property has a default)."""
+        schema = cls.model_json_schema()
+        schema["title"] = cls.schema_title
+        return schema
