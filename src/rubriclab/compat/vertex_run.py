@@ -9,7 +9,6 @@ ours (``{metric}/criteria``, ``{metric}/error`` ...) so our views work on the re
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,10 +69,7 @@ def with_model(judge: Judge, model: str) -> Judge:
     This is how ``evaluate(model="gemini-2.5-flash")`` works without a Google project: the bare
     model name is sent to the judge's own endpoint (the mock answers as ``mock:<model>``).
     """
-    endpoint = dataclasses.replace(judge._endpoint, model=model)
-    clone = object.__new__(Judge)
-    clone._build(endpoint, dict(judge._config), judge.cache)
-    return clone
+    return judge.with_options(model=model)
 
 
 def model_for(
