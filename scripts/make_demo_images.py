@@ -28,7 +28,7 @@ BUMPER: Box = (166, 62, 178, 80)
 CABIN: Box = (58, 30, 124, 54)
 WINDSHIELD: Box = (110, 32, 124, 52)
 DOORS: Box = (60, 54, 122, 80)
-ENGINE: Box = (130, 56, 164, 66)
+ENGINE: Box = (126, 40, 176, 62)  # buckled hood raised over an exposed engine
 DAMAGED = {
     "bumper": [BUMPER],
     "engine_compartment": [ENGINE, HOOD],
