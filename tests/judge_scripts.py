@@ -85,8 +85,8 @@ def realistic(body: dict[str, Any]) -> str:
         response = _between(prompt, "response")
         verdicts = {}
         for qid, question in _questions(prompt).items():
-            found = re.search(r"(August 15th|marketing|weekly|summary|deadline)", question, re.I)
-            key = found.group(1).lower() if found else ""
+            keys = ("august 15th", "marketing", "weekly", "summary")
+            key = next((k for k in keys if k in question.lower()), "")
             yes = key in response.lower() if key not in ("summary", "") else len(response) < 400
             verdicts[qid] = {
                 "reasoning": f"Checked the response for {key or 'the request'}.",

@@ -31,7 +31,7 @@ def _judge(server: Any, **kw: Any) -> rl.Judge:
 def meeting_frame() -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "prompt": [MEETING, MEETING, MEETING],
+            "prompt": [f"{MEETING} (team {t})" for t in "ABC"],
             "response": [
                 "Code is due August 15th; marketing (Chloe) starts August 1st; weekly reports.",
                 "The team met. Marketing starts soon.",
@@ -73,13 +73,15 @@ def test_generate_revise_critique_score_summarise(fake_judge: Any) -> None:
     assert t.loc["m1", "text_quality/verdict"] == "pass"
     # m2: misses the deadline (critical) -> fails whatever its total
     assert t.loc["m2", "text_quality/verdict"] == "fail (q1 below 1)"
-    assert [c["name"] for c in t.loc["m2", "text_quality/criteria"]] == ["q1", "q2", "q3"]
+    # revised criteria keep their ids, so verdicts still match the questions people edited
+    assert [c["name"] for c in t.loc["m2", "text_quality/criteria"]] == ["q1", "q3", "q4"]
+    assert t.loc["m2", "text_quality/score"] == pytest.approx(1 / 3)
     assert t.loc["m3", "text_quality/score"] == pytest.approx(2 / 4)
     crit = t.loc["m3", "text_quality/criteria"][0]
     assert crit["label"] == "YES" and crit["reasoning"].startswith("Checked")
     s = result.summary.loc["text_quality"]
     assert s["n"] == 3 and s["errors"] == 0
-    assert s["mean"] == pytest.approx((1.0 + 2 / 3 + 0.5) / 3)
+    assert s["mean"] == pytest.approx((1.0 + 1 / 3 + 0.5) / 3)
     assert s["pass_rate"] == pytest.approx(2 / 3)
     assert s["calls"] == 3 and s["tokens"] > 0
     assert not result.is_mock
