@@ -69,7 +69,7 @@ async def aevaluate(
             any_mock = any_mock or m_judge.is_mock
             rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
             for col, values in gen_cols.items():
-                table[col] = values
+                table[col] = pd.Series(values, index=table.index, dtype=object)
             if metric.kind == "pairwise":
                 baselines = _baselines(metric, cases, table)
                 outcomes = await critique_pairwise(
@@ -226,24 +226,32 @@ def _baselines(
 
 def _add_columns(table: pd.DataFrame, info: MetricInfo, outcomes: Sequence[Outcome]) -> None:
     m = info.name
-    table[f"{m}/score"] = [o.score for o in outcomes]
-    table[f"{m}/verdict"] = [o.verdict for o in outcomes]
-    table[f"{m}/passed"] = [o.passed for o in outcomes]
-    table[f"{m}/criteria"] = [o.criteria for o in outcomes]
-    table[f"{m}/rationale"] = [o.rationale for o in outcomes]
-    table[f"{m}/raw_output"] = [o.raw_output for o in outcomes]
-    table[f"{m}/error"] = [o.error for o in outcomes]
+
+    def put(field: str, values: list[Any]) -> None:
+        # object dtype keeps lists and dicts per cell (criteria, raw outputs) as they are
+        table[f"{m}/{field}"] = pd.Series(values, index=table.index, dtype=object)
+
+    table[f"{m}/score"] = pd.Series([o.score for o in outcomes], index=table.index, dtype=float)
+    put("verdict", [o.verdict for o in outcomes])
+    put("passed", [o.passed for o in outcomes])
+    put("criteria", [o.criteria for o in outcomes])
+    put("rationale", [o.rationale for o in outcomes])
+    put("raw_output", [o.raw_output for o in outcomes])
+    put("error", [o.error for o in outcomes])
     if info.kind == "pairwise":
-        table[f"{m}/pairwise_choice"] = [o.pairwise_choice for o in outcomes]
-        table[f"{m}/swap_consistent"] = [o.swap_consistent for o in outcomes]
-        table[f"{m}/candidate_criteria"] = [o.candidate_criteria for o in outcomes]
-        table[f"{m}/baseline_criteria"] = [o.baseline_criteria for o in outcomes]
-        table[f"{m}/candidate_score"] = [o.candidate_score for o in outcomes]
-        table[f"{m}/baseline_score"] = [o.baseline_score for o in outcomes]
+        put("pairwise_choice", [o.pairwise_choice for o in outcomes])
+        put("swap_consistent", [o.swap_consistent for o in outcomes])
+        put("candidate_criteria", [o.candidate_criteria for o in outcomes])
+        put("baseline_criteria", [o.baseline_criteria for o in outcomes])
+        table[f"{m}/candidate_score"] = pd.Series(
+            [o.candidate_score for o in outcomes], index=table.index, dtype=float
+        )
+        table[f"{m}/baseline_score"] = pd.Series(
+            [o.baseline_score for o in outcomes], index=table.index, dtype=float
+        )
     table[f"{m}/tokens"] = [o.tokens for o in outcomes]
     table[f"{m}/latency"] = [round(o.latency, 4) for o in outcomes]
     table[f"{m}/attempts"] = [o.attempts for o in outcomes]
-    table[f"{m}/score"] = table[f"{m}/score"].astype(float)
 
 
 async def _template_metric(

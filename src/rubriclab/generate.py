@@ -168,7 +168,7 @@ async def agenerate_rubrics(
         need_response=False,
     )
     results = await generate_for_cases(cases, generator, judge_obj)
-    frame[column] = [g.rubric for g in results]
+    frame[column] = pd.Series([g.rubric for g in results], index=frame.index, dtype=object)
     extra_keys = sorted({k for g in results for k in g.extras})
     for key in extra_keys:
         frame[key] = [g.extras.get(key) for g in results]
