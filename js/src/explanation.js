@@ -13,7 +13,7 @@ function render({ model, el }) {
       ...[
         mockBanner(model.get("is_mock"), model.get("judge")),
         model.get("title") ? h("div", { class: "rl-title" }, model.get("title")) : null,
-        h("div", { class: "rl-case" }, navBar(model), data && data.heading ? h("div", { class: "rl-muted rl-small" }, data.heading) : null, renderCase(data)),
+        h("div", { class: "rl-case" }, navBar(model, "case", data && data.heading), renderCase(data)),
       ].filter(Boolean),
     );
   };

@@ -49,8 +49,7 @@ function render({ model, el }) {
         h(
           "div",
           { class: "rl-case" },
-          navBar(model, "pair"),
-          data.heading ? h("div", { class: "rl-muted rl-small" }, data.heading) : null,
+          navBar(model, "pair", data.heading),
           (data.fields || []).map((f) => field(f.name, f.text)),
           imageStrip(data.images),
           h("div", { class: "rl-sides" }, sideBlock("Candidate", data.candidate, "rl-cand"), sideBlock("Baseline", data.baseline, "rl-base")),

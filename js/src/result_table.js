@@ -11,7 +11,7 @@ const ROW_HEIGHT = 30;
 const raf = (/** @type {FrameRequestCallback} */ cb) => (globalThis.requestAnimationFrame ? requestAnimationFrame(cb) : setTimeout(cb, 16));
 const unraf = (/** @type {number} */ id) => (globalThis.cancelAnimationFrame ? cancelAnimationFrame(id) : clearTimeout(id));
 const HEAD_HEIGHT = 31;
-const WIDTHS = { index: 70, text: 260, score: 120, verdict: 190, error: 200, number: 90, bool: 90, list: 240 };
+const WIDTHS = { index: 56, text: 260, score: 120, verdict: 210, error: 200, number: 90, bool: 90, list: 240 };
 
 /** @param {any} col */
 const widthOf = (col) => col.width || WIDTHS[/** @type {keyof WIDTHS} */ (col.kind)] || 160;
@@ -128,10 +128,35 @@ function render({ model, el }) {
     });
   };
 
+  /** @type {Map<string, number>} */
+  const widths = new Map();
+  /** Fit the columns to the output's width: text columns give (down to 110px) or take the
+   *  difference. @param {any[]} cols @returns {number} the total width */
+  function layout(cols) {
+    widths.clear();
+    const base = cols.map(widthOf);
+    const total = base.reduce((a, b) => a + b, 0);
+    const avail = viewport.clientWidth - 2;
+    const isText = cols.map((c) => c.kind === "text");
+    const room = base.map((w, i) => (isText[i] ? Math.max(w - 110, 0) : 0));
+    const roomTotal = room.reduce((a, b) => a + b, 0);
+    const textTotal = base.reduce((s, w, i) => s + (isText[i] ? w : 0), 0);
+    let delta = 0;
+    if (avail > 200 && textTotal > 0) delta = total > avail ? -Math.min(total - avail, roomTotal) : avail - total;
+    cols.forEach((c, i) => {
+      let w = base[i];
+      if (delta < 0 && roomTotal > 0) w += (delta * room[i]) / roomTotal;
+      else if (delta > 0 && isText[i]) w += (delta * base[i]) / textTotal;
+      widths.set(c.key, Math.floor(w));
+    });
+    return cols.reduce((s, c) => s + (widths.get(c.key) || 0), 0);
+  }
+  const colWidth = (col) => widths.get(col.key) || widthOf(col);
+
   function drawHead() {
     clear(head);
     const cols = visibleCols();
-    const width = cols.reduce((s, c) => s + widthOf(c), 0);
+    const width = layout(cols);
     inner.style.width = `${width}px`;
     for (const col of cols) {
       const sorted = state.sort && state.sort.key === col.key;
@@ -140,7 +165,7 @@ function render({ model, el }) {
           "div",
           {
             class: `rl-th${col.sortable ? " rl-sortable" : ""}`,
-            style: `width:${widthOf(col)}px`,
+            style: `width:${colWidth(col)}px`,
             title: col.sortable ? `sort by ${col.label}` : col.label,
             dataset: { key: col.key },
             onclick: col.sortable ? () => cycleSort(col.key) : null,
@@ -169,7 +194,7 @@ function render({ model, el }) {
       cols.forEach((col, j) => {
         const value = row ? row[j + 1] : j === 0 ? "…" : "";
         const cls = `rl-td${col.kind === "score" || col.kind === "number" ? " rl-num" : ""}`;
-        tr.append(h("div", { class: cls, style: `width:${widthOf(col)}px`, dataset: { key: col.key } }, row ? cellContent(col, value) : value));
+        tr.append(h("div", { class: cls, style: `width:${colWidth(col)}px`, dataset: { key: col.key } }, row ? cellContent(col, value) : value));
       });
       if (row) tr.addEventListener("click", () => select(i));
       rows.append(tr);
@@ -373,6 +398,16 @@ function render({ model, el }) {
     else if (e.key === "ArrowUp" && state.selectedPos > 0) (move(-1), e.preventDefault());
   };
   viewport.addEventListener("scroll", schedule, { passive: true });
+  let lastWidth = 0;
+  const resize = typeof ResizeObserver === "function"
+    ? new ResizeObserver(() => {
+        if (viewport.clientWidth === lastWidth) return;
+        lastWidth = viewport.clientWidth;
+        drawHead();
+        schedule();
+      })
+    : null;
+  if (resize) resize.observe(viewport);
   viewport.addEventListener("keydown", onKey);
 
   drawSummary();
@@ -399,6 +434,7 @@ function render({ model, el }) {
     offTotal();
     if (frame) unraf(frame);
     viewport.removeEventListener("scroll", schedule);
+    if (resize) resize.disconnect();
     viewport.removeEventListener("keydown", onKey);
     rpc.dispose();
     clear(el);

@@ -33,8 +33,8 @@ export function summaryCard(s) {
   if (isNum(s.errors) && s.errors > 0) counts.push(`${fmtInt(s.errors)} errors`);
   lines.push(h("div", { class: `rl-card-line${isNum(s.errors) && s.errors > 0 ? " rl-has-errors" : ""}` }, counts.join(" · ")));
   const cost = [];
-  if (isNum(s.calls)) cost.push(`${fmtInt(s.calls)} calls`);
-  if (isNum(s.tokens)) cost.push(`${fmtInt(s.tokens)} tokens`);
+  if (isNum(s.calls) && s.calls > 0) cost.push(`${fmtInt(s.calls)} calls`);
+  if (isNum(s.tokens) && s.tokens > 0) cost.push(`${fmtInt(s.tokens)} tokens`);
   if (isNum(s.cost)) cost.push(fmtCost(s.cost));
   if (cost.length) lines.push(h("div", { class: "rl-card-line" }, cost.join(" · ")));
   return h("div", { class: "rl-card", dataset: { metric: String(s.metric ?? "") } }, h("div", {}, h("span", { class: "rl-card-name" }, s.metric ?? ""), h("span", { class: "rl-card-kind" }, s.kind ?? "")), lines);

@@ -127,16 +127,29 @@ def image_columns(table: pd.DataFrame) -> list[str]:
     return [str(c) for c in table.columns if "/" not in str(c) and "image" in str(c).lower()]
 
 
+ID_COLUMNS = ("id", "case_id", "row_id")
+
+
 def input_columns(table: pd.DataFrame) -> list[str]:
-    """The case's own columns (not judged ones, not rubrics, not images), prompt first."""
+    """The case's own columns (not judged ones, not rubrics, not images): ids, prompt first."""
     images = set(image_columns(table))
     cols = [
         str(c)
         for c in table.columns
         if "/" not in str(c) and str(c) != "rubric" and str(c) not in images
     ]
-    first = [c for c in INPUT_ORDER if c in cols]
+    first = [c for c in (*ID_COLUMNS, *INPUT_ORDER) if c in cols]
     return first + [c for c in cols if c not in first]
+
+
+def text_width(series: pd.Series) -> int:
+    """A column width (px) that fits its typical text: a sample's median length, clamped."""
+    sample = series.iloc[:200]
+    lengths = sorted(len(t) for t in (text_of(v, 400) for v in sample) if t)
+    if not lengths:
+        return 110
+    median = lengths[len(lengths) // 2]
+    return int(min(max(median * 7 + 24, 90), 300))
 
 
 def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
@@ -149,16 +162,26 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
     visible = ["__index__"]
     for name in input_columns(table) + image_columns(table):
         kind = column_kind(name, table[name])
-        cols.append({"key": name, "label": name, "kind": kind, "sortable": kind != "list"})
-        if name in INPUT_ORDER[:3] or (name not in image_columns(table) and len(visible) < 4):
+        desc: dict[str, Any] = {
+            "key": name,
+            "label": name,
+            "kind": kind,
+            "sortable": kind != "list",
+        }
+        if kind == "text":
+            desc["width"] = text_width(table[name])
+        cols.append(desc)
+        if name in (*ID_COLUMNS, *INPUT_ORDER[:3]) or (
+            name not in image_columns(table) and len(visible) < 4
+        ):
             visible.append(name)
     for m in source.metrics:
-        for col in table.columns:
-            name = str(col)
+        for column in table.columns:
+            name = str(column)
             if not name.startswith(f"{m.name}/"):
                 continue
             field = name[len(m.name) + 1 :]
-            kind = column_kind(name, table[col])
+            kind = column_kind(name, table[name])
             cols.append(
                 {
                     "key": name,
@@ -225,14 +248,13 @@ def case_payload(
     heading = f"case {pos + 1} of {len(table)}"
     if not isinstance(label, int) or label != pos:
         heading += f" · index {label}"
-    for key in ("id", "case_id", "row_id"):
-        if key in table.columns and not is_missing(row[key]):
-            heading += f" · {key} {text_of(row[key], 80)}"
-            break
+    id_key = next((k for k in ID_COLUMNS if k in table.columns and not is_missing(row[k])), None)
+    if id_key is not None:
+        heading += f" · {id_key} {text_of(row[id_key], 80)}"
     fields = [
         {"name": name, "text": text_of(row[name])}
         for name in input_columns(table)
-        if not is_missing(row[name])
+        if name != id_key and not is_missing(row[name])
     ]
     images = [img for name in image_columns(table) for img in _images(name, row[name])]
     return {
