@@ -300,10 +300,13 @@ def _table(rows: Sequence[_Row], partition: str) -> tuple[pd.DataFrame, list[Cas
                 "duration_ms": round(span.duration_ms, 3),
                 "depth": row.trace.depth(span),
             }
-        record["input_preview"] = _preview(given)
-        record["output_preview"] = _preview(made)
-        record["trace_tree"] = tree
-        records.append(record)
+        # views show the first few columns: what the step was, what went in, what came out
+        shown = {
+            "name": record.pop("name"),
+            "input_preview": _preview(given),
+            "output_preview": _preview(made),
+        }
+        records.append({**shown, **record, "trace_tree": tree})
         cases.append(Case(id=row.id, index=row.id, prompt=given, response=made or None))
     table = pd.DataFrame.from_records(records, index=[r.id for r in rows])
     table.index.name = f"{partition}_row"
