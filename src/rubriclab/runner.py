@@ -97,6 +97,12 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return _run_in_thread(_scoped(coro))
 
 
+def _wait(event: threading.Event) -> None:
+    """Wait in short slices: a blocked wait would not see Ctrl-C until the run ended."""
+    while not event.wait(0.05):
+        pass
+
+
 def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
     loop = asyncio.new_event_loop()
     context = contextvars.copy_context()
@@ -125,14 +131,14 @@ def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
     thread = threading.Thread(target=target, name="rubriclab-run-sync", daemon=True)
     thread.start()
     try:
-        done.wait()
+        _wait(done)
     except KeyboardInterrupt:
         started.wait()
         task = box.get("task")
         if task is not None and not loop.is_closed():
             loop.call_soon_threadsafe(task.cancel)
         with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops waiting
-            done.wait()  # let the run save what finished
+            _wait(done)  # let the run save what finished
         raise KeyboardInterrupt from None
     if "error" in box:
         error: BaseException = box["error"]

@@ -2,14 +2,20 @@
 
 ``Judge`` talks to any OpenAI-compatible endpoint over httpx or, as ``Judge("mock")``, answers
 offline. Every call goes through ``rubriclab.runner``'s engine. Importing this package does not
-import httpx or pandas; a real judge loads httpx when it is built.
+import httpx or pandas; a real judge loads httpx when it is built. ``Judge`` and the default-judge
+functions load on first use, so the engine and cache can import the value types from here.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .base import CALL_ERROR_TYPES, CallError, JudgeConfigError, Reply, Request, Usage
-from .judge import Judge, get_judge, set_judge
 from .media import image_part
+
+if TYPE_CHECKING:
+    from .judge import Judge, get_judge, set_judge
 
 __all__ = [
     "CALL_ERROR_TYPES",
@@ -23,3 +29,13 @@ __all__ = [
     "image_part",
     "set_judge",
 ]
+
+_LAZY = {"Judge", "get_judge", "set_judge"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(".judge", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rubriclab.judges' has no attribute {name!r}")

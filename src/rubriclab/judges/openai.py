@@ -170,28 +170,29 @@ class _HTTPSession:
             response = await self._post(content)
         except asyncio.CancelledError:
             raise
-        except (httpx.TimeoutException, TimeoutError):
-            return Failure(
-                "timeout",
-                f"no answer from {self.backend.url} within {self.backend.timeout:g}s",
-                retryable=True,
-            )
-        except httpx.ConnectError as exc:
-            return Failure(
-                "connect",
-                f"cannot connect to {self.backend.endpoint.base_url} ({_line(exc)}): "
-                "is the server running and the base URL right?",
-                retryable=True,
-            )
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            return Failure("connect", f"bad base URL {self.backend.endpoint.base_url!r}: {exc}")
-        except httpx.TransportError as exc:
-            return Failure(
-                "transport",
-                self.backend.key.scrub(f"{type(exc).__name__}: {_line(exc)}"),
-                retryable=True,
-            )
+        except (httpx.TransportError, httpx.InvalidURL, TimeoutError) as exc:
+            return self._transport_failure(exc)
         return self._classify(response, request, format_level)
+
+    def _transport_failure(self, exc: BaseException) -> Failure:
+        kind = _exception_kind(exc)
+        base = self.backend.endpoint.base_url
+        if kind == "timeout":
+            message = f"no answer from {self.backend.url} within {self.backend.timeout:g}s"
+        elif kind == "connect":
+            message = (
+                f"cannot connect to {base} ({_line(exc)}): "
+                "is the server running and the base URL right?"
+            )
+        elif kind == "bad_url":
+            return Failure("connect", f"bad base URL {base!r}: {_line(exc)}")
+        else:
+            message = f"{type(exc).__name__}: {_line(exc)}"
+        return Failure(
+            "timeout" if kind == "timeout" else "connect" if kind == "connect" else "transport",
+            self.backend.key.scrub(message),
+            retryable=True,
+        )
 
     async def _post(self, content: bytes) -> httpx.Response:
         # httpx's timeouts bound each read; the deadline bounds the whole call, so a server
@@ -295,6 +296,33 @@ class _HTTPSession:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+_CONNECT_CAUSES = ("ClientConnectorError", "ClientConnectorDNSError", "ClientProxyConnectionError")
+_TRANSPORT_CAUSES = ("ServerDisconnectedError", "ClientOSError", "ClientPayloadError")
+_TIMEOUT_CAUSES = ("ServerTimeoutError", "SocketTimeoutError", "ConnectionTimeoutError")
+
+
+def _exception_kind(exc: BaseException) -> str:
+    """'timeout', 'connect', 'bad_url' or 'transport'. The aiohttp transport maps some
+    errors loosely (connection refused arrives as ConnectTimeout), so its cause decides."""
+    cause = exc.__cause__
+    while cause is not None:
+        name = type(cause).__name__
+        if name in _CONNECT_CAUSES:
+            return "connect"
+        if name in _TRANSPORT_CAUSES:
+            return "transport"
+        if name in _TIMEOUT_CAUSES:
+            return "timeout"
+        cause = cause.__cause__
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+        return "bad_url"
+    if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
+        return "timeout"
+    if isinstance(exc, httpx.ConnectError):
+        return "connect"
+    return "transport"
 
 
 def _count(value: object) -> int:

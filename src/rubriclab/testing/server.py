@@ -114,6 +114,7 @@ class RequestRecord:
     index: int
     body: dict[str, Any]
     received: float
+    headers: dict[str, str] = field(default_factory=dict)
     fault: str | None = None
     status: int | None = None
     finished: float | None = None
@@ -211,7 +212,7 @@ class _Connection(asyncio.Protocol):
         keep_alive = headers.get("connection", "").lower() != "close"
         self.busy = True
         self.task = asyncio.get_running_loop().create_task(
-            self.server._handle(self, method, target, body, keep_alive)
+            self.server._handle(self, method, target, body, keep_alive, headers)
         )
 
     def send(
@@ -369,11 +370,17 @@ class FakeJudgeServer:
 
     # -- answering -------------------------------------------------------------------------
     async def _handle(
-        self, conn: _Connection, method: str, target: str, raw: bytes, keep_alive: bool
+        self,
+        conn: _Connection,
+        method: str,
+        target: str,
+        raw: bytes,
+        keep_alive: bool,
+        headers: dict[str, str],
     ) -> None:
         path = target.split("?", 1)[0].rstrip("/")
         if method == "POST" and path.endswith("/chat/completions"):
-            await self._chat(conn, raw, keep_alive)
+            await self._chat(conn, raw, keep_alive, headers)
         elif method == "GET" and path.endswith("/models"):
             listing = {"object": "list", "data": [{"id": "fake-judge", "object": "model"}]}
             conn.send(200, {}, json.dumps(listing).encode(), keep_alive)
@@ -391,7 +398,9 @@ class FakeJudgeServer:
             body = _error_body(404, f"no route {method} {path}")
             conn.send(404, {}, json.dumps(body).encode(), keep_alive)
 
-    async def _chat(self, conn: _Connection, raw: bytes, keep_alive: bool) -> None:
+    async def _chat(
+        self, conn: _Connection, raw: bytes, keep_alive: bool, headers: dict[str, str]
+    ) -> None:
         try:
             body = json.loads(raw)
             if not isinstance(body, dict):
@@ -401,7 +410,7 @@ class FakeJudgeServer:
             conn.send(400, {}, json.dumps(error).encode(), keep_alive)
             return
         with self._count_lock:
-            record = RequestRecord(len(self.log), body, time.perf_counter())
+            record = RequestRecord(len(self.log), body, time.perf_counter(), headers)
             self.log.append(record)
             self.requests.append(body)
         self.in_flight += 1

@@ -1,0 +1,257 @@
+"""How close a run gets to its ideal (N x latency / concurrency), and what it costs the client.
+
+Usage: .venv/bin/python benchmarks/throughput.py [--repeats 3] [--quick]
+
+The fake judge runs in its own process (so its CPU is not counted as the client's). Each
+measurement runs in a fresh client process, so peak RSS and GC state are its own:
+  floor   a bare httpx.AsyncClient loop with a semaphore (no rubriclab), per transport
+  engine  rubriclab's Judge.map with its defaults (memory cache, progress bar), per transport
+For (a) N=500, concurrency 32, latency 200 ms and (b) N=2000, concurrency 64, latency 20 ms it
+prints wall, ideal, wall/ideal, wall/floor, client CPU ms per call, peak in flight (seen by the
+server) and peak RSS. Then a cached re-run of 10,000 calls from an SQLite cache file.
+Targets (issue 9): wall/floor <= 1.10 and CPU/call <= 1.25 x floor; peak == concurrency;
+cached re-run of 10,000 calls < 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SETTINGS = (("a", 500, 32, 0.200), ("b", 2000, 64, 0.020))
+VARIANTS = ("floor:httpx", "floor:aiohttp", "engine:httpx", "engine:aiohttp")
+PY = sys.executable
+
+
+def messages(i: int) -> list[dict[str, str]]:
+    """A realistic judge prompt: a system line and ~80 words of user content, unique per call."""
+    return [
+        {"role": "system", "content": "You are a strict grader. Answer in JSON."},
+        {
+            "role": "user",
+            "content": (
+                f"Case {i}. Question: summarise the meeting notes. Response: The deadline for "
+                "code completion is August 15th; marketing, led by Chloe, starts on August 1st; "
+                "every team sends weekly progress reports. Criteria: accuracy (1-4), "
+                "completeness (1-4), concision (1-4). For each criterion give the level, a short "
+                "quote as evidence and one sentence of rationale."
+            ),
+        },
+    ]
+
+
+# ------------------------------------------------------------------------------------------
+# worker side: one measurement in a fresh process, printed as one JSON line
+# ------------------------------------------------------------------------------------------
+
+
+def _transport(kind: str, concurrency: int) -> Any:
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    if kind == "aiohttp":
+        from httpx_aiohttp import AiohttpTransport
+
+        return AiohttpTransport(limits=limits)
+    return httpx.AsyncHTTPTransport(limits=limits)
+
+
+async def _floor(url: str, n: int, concurrency: int, kind: str) -> int:
+    import httpx
+
+    sem = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(transport=_transport(kind, concurrency), timeout=60) as client:
+
+        async def one(i: int) -> str:
+            async with sem:
+                response = await client.post(
+                    f"{url}/chat/completions",
+                    json={"model": "m", "messages": messages(i), "temperature": 0},
+                )
+                response.raise_for_status()
+                text: str = response.json()["choices"][0]["message"]["content"]
+                return text
+
+        answers = await asyncio.gather(*(one(i) for i in range(n)))
+    return sum(1 for a in answers if a)
+
+
+def worker(args: argparse.Namespace) -> None:
+    kind, transport = args.worker.split(":")
+    if kind != "floor":
+        import pandas  # noqa: F401  # a notebook that evaluates has pandas loaded
+
+        from rubriclab.judges import Judge
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if kind == "floor":
+        ok = asyncio.run(_floor(args.url, args.n, args.c, transport))
+    elif kind == "engine":
+        judge = Judge(args.url, model="m", max_concurrency=args.c, transport=transport)
+        replies = judge.map([messages(i) for i in range(args.n)])
+        ok = sum(1 for r in replies if r.ok)
+    elif kind == "cached":
+        judge = Judge(args.url, model="m", max_concurrency=args.c, cache=args.cache)
+        replies = judge.map([messages(i) for i in range(args.n)], progress=False)
+        ok = sum(1 for r in replies if r.ok and r.cached)
+    else:
+        raise SystemExit(f"unknown worker {args.worker}")
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"wall": wall, "cpu": cpu, "ok": ok, "rss_mb": rss_mb}))
+
+
+# ------------------------------------------------------------------------------------------
+# driver side
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    wall: float
+    cpu: float
+    ok: int
+    rss_mb: float
+    peak: int
+    calls: int
+
+
+class Server:
+    def __init__(self, latency: float) -> None:
+        self.proc = subprocess.Popen(
+            [PY, "-m", "rubriclab.testing", "--port", "0", "--latency", str(latency)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            raise SystemExit("the fake judge server did not start")
+        self.root = self.url.rsplit("/v1", 1)[0]
+
+    def reset(self) -> None:
+        urllib.request.urlopen(urllib.request.Request(f"{self.root}/_reset", b"{}")).read()
+
+    def stats(self) -> dict[str, int]:
+        with urllib.request.urlopen(f"{self.root}/_stats") as response:
+            data: dict[str, int] = json.load(response)
+        return data
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def measure(server: Server, variant: str, n: int, c: int, **extra: str) -> Measure:
+    server.reset()
+    cmd = [PY, __file__, "--worker", variant, "--url", server.url, "--n", str(n), "--c", str(c)]
+    for key, value in extra.items():
+        cmd += [f"--{key}", value]
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"}
+    )
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    stats = server.stats()
+    return Measure(
+        data["wall"],
+        data["cpu"],
+        data["ok"],
+        data["rss_mb"],
+        stats["peak_in_flight"],
+        stats["calls"],
+    )
+
+
+def median(runs: list[Measure]) -> Measure:
+    return Measure(
+        statistics.median(m.wall for m in runs),
+        statistics.median(m.cpu for m in runs),
+        min(m.ok for m in runs),
+        max(m.rss_mb for m in runs),
+        max(m.peak for m in runs),
+        max(m.calls for m in runs),
+    )
+
+
+def have_aiohttp() -> bool:
+    try:
+        import httpx_aiohttp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def drive(args: argparse.Namespace) -> None:
+    variants = [v for v in VARIANTS if have_aiohttp() or not v.endswith("aiohttp")]
+    settings = SETTINGS[1:] if args.quick else SETTINGS
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeats={args.repeats}")
+    head = (
+        f"{'setting':<24}{'variant':<16}{'wall s':>8}{'ideal':>7}{'w/ideal':>8}{'w/floor':>8}"
+        f"{'cpu ms/call':>12}{'cpu/floor':>10}{'peak':>6}{'rss MB':>8}{'ok':>6}"
+    )
+    for name, n, c, latency in settings:
+        server = Server(latency)
+        try:
+            ideal = n * latency / c
+            results: dict[str, list[Measure]] = {v: [] for v in variants}
+            for _ in range(args.repeats):  # interleave variants so drift hits all alike
+                for variant in variants:
+                    results[variant].append(measure(server, variant, n, c))
+            med = {v: median(runs) for v, runs in results.items()}
+        finally:
+            server.close()
+        print(f"\n({name}) N={n}, concurrency {c}, latency {latency * 1000:.0f} ms")
+        print(head)
+        floor = med["floor:httpx"]
+        for variant, m in med.items():
+            print(
+                f"{'':<24}{variant:<16}{m.wall:>8.3f}{ideal:>7.3f}{m.wall / ideal:>8.2f}"
+                f"{m.wall / floor.wall:>8.2f}{m.cpu / n * 1000:>12.3f}{m.cpu / floor.cpu:>10.2f}"
+                f"{m.peak:>6}{m.rss_mb:>8.0f}{m.ok:>6}"
+            )
+
+    server = Server(0.0)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = str(Path(tmp) / "cache.sqlite3")
+            first = measure(server, "cached:httpx", 10_000, 64, cache=path)
+            again = measure(server, "cached:httpx", 10_000, 64, cache=path)
+    finally:
+        server.close()
+    print(
+        f"\ncached re-run of 10,000 calls: {again.wall:.3f} s wall, {again.cpu:.3f} s CPU, "
+        f"{again.ok} answered from cache, {again.calls} calls reached the server "
+        f"(first run: {first.wall:.2f} s, {first.calls} calls)"
+    )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="setting (b) only")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--url", help=argparse.SUPPRESS)
+    p.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--c", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--cache", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        worker(args)
+    else:
+        drive(args)
+
+
+if __name__ == "__main__":
+    main()

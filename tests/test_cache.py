@@ -1,0 +1,179 @@
+"""The response cache: what makes two calls the same, what is kept, sharing, and broken files."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from rubriclab.cache import (
+    Cache,
+    CacheEntry,
+    CacheError,
+    MemoryCache,
+    cache_key,
+    default_cache_path,
+    open_cache,
+)
+from rubriclab.judges import Judge, Request, Usage
+from rubriclab.testing import FakeJudgeServer, Faults
+
+MESSAGES = [{"role": "user", "content": "Grade: Paris is the capital of France."}]
+SETTINGS = {"temperature": 0.0, "seed": None, "max_tokens": None}
+
+
+def key(**change: object) -> str:
+    endpoint = str(change.pop("endpoint", "http://h/v1"))
+    model = str(change.pop("model", "m"))
+    settings = {**SETTINGS, **change.pop("settings", {})}  # type: ignore[dict-item]
+    request = Request(**{"messages": MESSAGES, **change})  # type: ignore[arg-type]
+    return cache_key(endpoint, model, request, settings)
+
+
+def test_the_key_changes_with_everything_that_changes_the_answer() -> None:
+    base = key()
+    assert key() == base
+    variants = {
+        key(endpoint="http://other/v1"),
+        key(model="m2"),
+        key(messages=[{"role": "user", "content": "Grade: Paris is in France."}]),
+        key(response_format={"type": "json_object"}),
+        key(sample=1),
+        key(settings={"temperature": 0.7}),
+        key(params={"top_p": 0.5}),
+    }
+    assert base not in variants and len(variants) == 7
+    reordered = [{"content": MESSAGES[0]["content"], "role": "user"}]
+    assert key(messages=reordered) == base  # dict key order is not a different request
+
+
+def entry(text: str = "YES") -> CacheEntry:
+    return CacheEntry(text, Usage(10, 2, 12), "m", "stop")
+
+
+def test_entries_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    cache = Cache(path)
+    cache.put("k1", entry("first"))
+    cache.close()
+    again = Cache(path)
+    assert again.get_many(["k1", "missing"]) == {"k1": entry("first")}
+    assert len(again) == 1
+    again.clear()
+    assert len(again) == 0
+
+
+def test_a_rerun_makes_no_call_and_samples_are_distinct_calls(
+    fake_judge: FakeJudgeServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "c.sqlite3"
+    requests = [Request(MESSAGES, sample=s) for s in range(3)] + ["other question"]
+    first = Judge(fake_judge.url, model="m", cache=path).map(requests, progress=False)
+    assert fake_judge.calls == 4  # three samples are three calls
+    fresh = Judge(fake_judge.url, model="m", cache=path)  # a new process would do the same
+    again = fresh.map(requests, progress=False)
+    assert fake_judge.calls == 4
+    assert [r.text for r in again] == [r.text for r in first]
+    assert all(r.cached and r.attempts == 0 for r in again)
+    fresh.map([*requests, Request(MESSAGES, sample=3)], progress=False)
+    assert fake_judge.calls == 5  # only the new sample was asked
+
+
+def test_errors_are_never_cached(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    with FakeJudgeServer(faults=Faults(rate_500=1.0)) as server:
+        judge = Judge(server.url, model="m", cache=path, max_retries=0)
+        assert judge.complete("q").error is not None
+        assert judge.complete("q").error is not None
+        assert server.calls == 2
+    assert len(Cache(path)) == 0
+
+
+def test_a_different_judge_setting_is_a_different_entry(
+    fake_judge: FakeJudgeServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "c.sqlite3"
+    Judge(fake_judge.url, model="m", cache=path).complete("q")
+    Judge(fake_judge.url, model="m", cache=path, temperature=0.7).complete("q")
+    Judge(fake_judge.url, model="m2", cache=path).complete("q")
+    assert fake_judge.calls == 3
+
+
+def _writer(path: str, start: int) -> None:
+    cache = Cache(path)
+    for i in range(start, start + 200):
+        cache.put(f"k{i}", CacheEntry(f"text {i}", Usage(1, 1, 2), "m"))
+    cache.close()
+
+
+def test_concurrent_writers_from_processes_and_threads(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite3")
+    Cache(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, n * 200)) for n in range(3)]
+    threads = [threading.Thread(target=_writer, args=(path, 600 + n * 200)) for n in range(2)]
+    for worker in [*procs, *threads]:
+        worker.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    for thread in threads:
+        thread.join(60)
+    found = Cache(path).get_many(f"k{i}" for i in range(1000))
+    assert len(found) == 1000
+    assert found["k999"].text == "text 999"
+
+
+def test_a_corrupt_file_is_set_aside_and_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    path.write_bytes(b"this is not a database, it was overwritten by accident" * 100)
+    with pytest.warns(RuntimeWarning, match="was unreadable.*moved to"):
+        cache = Cache(path)
+    cache.put("k", entry())
+    assert cache.get_many(["k"]) == {"k": entry()}
+    aside = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not a database")
+
+
+def test_a_cache_that_breaks_mid_run_is_switched_off_not_fatal(
+    fake_judge: FakeJudgeServer, tmp_path: Path
+) -> None:
+    judge = Judge(fake_judge.url, model="m", cache=tmp_path / "c.sqlite3")
+    assert isinstance(judge.cache, Cache)
+    judge.cache._conn.close()  # what a deleted or locked-out file looks like to sqlite
+    with pytest.warns(RuntimeWarning, match="caching is off"):
+        replies = judge.map([f"q{i}" for i in range(5)], progress=False)
+    assert all(r.ok for r in replies)
+    judge.map([f"q{i}" for i in range(5)], progress=False)
+    assert fake_judge.calls == 10
+
+
+def test_unusable_cache_locations_say_what_to_do(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(CacheError, match="cache=PATH somewhere writable, or cache=False"):
+        Cache(blocker / "sub" / "c.sqlite3")
+
+
+def test_cache_argument_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUBRICLAB_CACHE", str(tmp_path / "default.sqlite3"))
+    assert default_cache_path() == tmp_path / "default.sqlite3"
+    assert isinstance(open_cache(None), MemoryCache)
+    assert open_cache(False) is None
+    on = open_cache(True)
+    assert isinstance(on, Cache) and on.path == tmp_path / "default.sqlite3"
+    mine = Cache(tmp_path / "mine.sqlite3")
+    assert open_cache(mine) is mine
+    with pytest.raises(TypeError, match="cache= takes"):
+        open_cache(42)  # type: ignore[arg-type]
+    assert Judge("mock", cache=False).cache is None
+
+
+def test_the_file_is_sqlite_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    Cache(path).put("k", entry())
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
