@@ -8,7 +8,9 @@ composes in CI. Exit codes: 0 success, 1 a metric's mean is under ``--fail-under
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -142,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rubriclab: interrupted (finished judge calls are in the cache)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `rubriclab demo | head`: the reader left; not an error of ours
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the exit-time flush quiet
+        return EXIT_OK
     except (_CliError, ValueError, FileNotFoundError, ImportError) as exc:
         # config, data, rubric and judge-spec errors are ValueErrors whose message says the fix
         print(f"rubriclab {args.command}: error: {exc}", file=sys.stderr)
