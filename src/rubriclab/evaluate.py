@@ -48,7 +48,9 @@ async def aevaluate(
     if partition is not None or _looks_like_traces(data):
         from .trace_eval import aevaluate_traces
 
-        return await aevaluate_traces(data, metrics, judge=judge, partition=partition or "trace")
+        return await aevaluate_traces(
+            data, metrics, judge=judge, partition=partition or _default_partition(metrics)
+        )
     judge_obj = resolve_judge(judge)
     frame = to_frame(data).copy()
     if model is not None:
@@ -111,6 +113,12 @@ def evaluate(
 
 
 # -- steps -----------------------------------------------------------------------------------------
+
+
+def _default_partition(metrics: Sequence[Any]) -> str:
+    """Judge spans when every template metric reads ``input_span``; otherwise whole traces."""
+    wanted = {v for m in metrics for v in getattr(m, "expected_variables", [])}
+    return "span" if wanted == {"input_span"} else "trace"
 
 
 def _looks_like_traces(data: Any) -> bool:
