@@ -35,6 +35,7 @@ CELLS = [
     "rl.PairwiseView(pairwise_result(8, xss=True))",
     "big = big_result(100_000)\nrl.ResultTable(big)",
     'print("DESC=" + repr(cases.at[0, "rubric"].criteria[0].description), "W=" + repr(editor.rubric.criteria[1].weight))',
+    "from tests.test_widgets_calibration_view import _view\n_view()",
 ]
 
 
@@ -141,6 +142,18 @@ def test_paging_to_the_end_of_a_100k_row_result(notebook: Any) -> None:
     assert "case-099999" in last.inner_text()
     assert big.locator(".rl-tr").count() < 40  # only the rows in view are in the DOM
     _shot(output_of(notebook, 5), "result_table_100k_end")
+
+
+def test_calibration_heat_map_opens_a_disagreement(notebook: Any) -> None:
+    out = output_of(notebook, 7)
+    view = out.locator(".rl-calibration")
+    view.locator('.rl-heat-cell[data-row="B"][data-col="A"]').click()
+    view.locator(".rl-item").first.click()
+    sides = view.locator(".rl-side")
+    sides.first.wait_for()
+    assert "y wins <script>" in sides.first.inner_text()
+    assert view.locator(".rl-bars .rl-cname").count() == 2
+    _shot(out, "calibration_view")
 
 
 def test_xss_payloads_render_as_text_and_never_run(notebook: Any) -> None:

@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+from .calibration_view import CalibrationView
 from .explanation import Explanation
 from .pairwise_view import PairwiseView
 from .result_table import ResultTable
 from .rubric_editor import RubricEditor
 
-__all__ = ["Explanation", "PairwiseView", "ResultTable", "RubricEditor"]
+__all__ = ["CalibrationView", "Explanation", "PairwiseView", "ResultTable", "RubricEditor"]

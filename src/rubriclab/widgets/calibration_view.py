@@ -1,0 +1,219 @@
+"""``CalibrationView``: how far to trust a judge, on the user's own labels.
+
+The confusion matrix of judge vs human verdicts as a heat map; clicking a cell lists those
+comparisons, and opening one shows the judge's row and the person's row side by side (prompt,
+answers, the judge's reasoning, the human label). Per-criterion bars show which criteria the
+judge over- or under-scores, with bootstrap intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import traitlets
+
+from ..calibration import CriterionAgreement, PairwiseAgreement
+from ._assets import EsmBundle
+from ._base import RubricView
+from ._cells import is_missing, plain, text_of
+from ._static import calibration_html, calibration_text
+
+__all__ = ["CalibrationView"]
+
+MAX_LISTED = 500
+
+
+class CalibrationView(RubricView):
+    """Heat map of verdicts, the disagreements behind each cell, and per-criterion bars."""
+
+    _esm = EsmBundle("calibration_view")
+
+    summary = traitlets.Dict().tag(sync=True)
+    labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    sides = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    confusion = traitlets.List(traitlets.List(traitlets.Int())).tag(sync=True)
+    cell = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    items = traitlets.List(traitlets.Dict()).tag(sync=True)
+    cell_total = traitlets.Int(0).tag(sync=True)
+    item = traitlets.Int(-1).tag(sync=True)
+    detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    criteria = traitlets.List(traitlets.Dict()).tag(sync=True)
+
+    def __init__(
+        self,
+        pairwise: PairwiseAgreement | None = None,
+        criteria: CriterionAgreement | None = None,
+        *,
+        judge: pd.DataFrame | None = None,
+        human: pd.DataFrame | None = None,
+        title: str | None = None,
+    ) -> None:
+        if pairwise is None and criteria is None:
+            raise ValueError(
+                "CalibrationView needs rl.pairwise_agreement(...) and/or "
+                "rl.criterion_agreement(...) results to show"
+            )
+        self._pairwise = pairwise
+        self._criteria = criteria
+        self._frames = {"judge": judge, "human": human}
+        self._listed: pd.DataFrame | None = None
+        state: dict[str, Any] = {"title": title or "", "criteria": _criteria_rows(criteria)}
+        if pairwise is not None:
+            state.update(
+                summary=_summary(pairwise),
+                labels=[str(v) for v in pairwise.confusion.index],
+                sides=list(pairwise.sides),
+                confusion=[[int(c) for c in row] for row in pairwise.confusion.to_numpy()],
+            )
+        super().__init__(**state)
+
+    @traitlets.validate("cell")
+    def _valid_cell(self, proposal: Any) -> list[str]:
+        value = [str(v) for v in proposal["value"]]
+        if value and (len(value) != 2 or any(v not in self.labels for v in value)):
+            raise traitlets.TraitError(
+                f"a cell is [judge verdict, human verdict] from {self.labels}, got {value}"
+            )
+        return value
+
+    @traitlets.observe("cell")
+    def _on_cell(self, change: Any) -> None:
+        with self.hold_sync():
+            self.item = -1
+            self.detail = None  # type: ignore[assignment]
+            if not change["new"] or self._pairwise is None:
+                self._listed = None
+                self.items, self.cell_total = [], 0
+                return
+            left, right = self._pairwise.sides
+            comp = self._pairwise.comparisons
+            row, col = change["new"]
+            chosen = comp[(comp[left].astype(str) == row) & (comp[right].astype(str) == col)]
+            self._listed = chosen.iloc[:MAX_LISTED]
+            self.cell_total = len(chosen)
+            self.items = [_item(self._pairwise, r) for _, r in self._listed.iterrows()]
+
+    @traitlets.observe("item")
+    def _on_item(self, change: Any) -> None:
+        pos = int(change["new"])
+        if pos < 0 or self._listed is None or pos >= len(self._listed):
+            self.detail = None  # type: ignore[assignment]
+            return
+        assert self._pairwise is not None
+        record = self._listed.iloc[pos]
+        self.detail = self._detail(record)
+
+    def _detail(self, record: pd.Series) -> dict[str, Any]:
+        """Both sides of one comparison: each source row's text and its verdict."""
+        assert self._pairwise is not None
+        left, right = self._pairwise.sides
+        out: dict[str, Any] = {"item": _item(self._pairwise, record), "sides": []}
+        for side, row_col in ((left, f"{left}_row"), (right, f"{right}_row")):
+            frame = self._frames["judge"] if side == "judge" else self._frames["human"]
+            label = record.get(row_col)
+            fields: list[dict[str, Any]] = []
+            if frame is not None and label is not None and label in frame.index:
+                source = frame.loc[label]
+                fields = [
+                    {"name": str(k), "text": text_of(v)}
+                    for k, v in source.items()
+                    if not is_missing(v)
+                ]
+            out["sides"].append(
+                {
+                    "name": side,
+                    "verdict": str(record.get(side, "")),
+                    "raw": text_of(record.get(f"{side}_raw"), 400),
+                    "row": plain(label),
+                    "fields": fields,
+                }
+            )
+        return out
+
+    def static_text(self) -> str:
+        return calibration_text(
+            self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
+        )
+
+    def static_html(self) -> str:
+        return calibration_html(
+            self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
+        )
+
+
+def _rate(agree: int, total: int) -> dict[str, Any]:
+    return {"agree": agree, "total": total, "rate": agree / total if total else None}
+
+
+def _summary(p: PairwiseAgreement) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "pairs": p.pairs,
+        "with_ties": _rate(p.with_ties.agree, p.with_ties.total),
+        "without_ties": _rate(p.without_ties.agree, p.without_ties.total),
+        "random_with_ties": p.random_with_ties,
+        "random_without_ties": p.random_without_ties,
+        "kappa": _finite(p.kappa),
+        "kappa_without_ties": _finite(p.kappa_without_ties),
+        "disagreements": int((~p.comparisons["agree"]).sum()),
+        "dropped": p.dropped,
+        "unmatched": p.unmatched,
+    }
+    if p.judge_inconsistent is not None:
+        out["judge_inconsistent"] = _rate(p.judge_inconsistent.agree, p.judge_inconsistent.total)
+    if p.human_vs_human is not None:
+        hvh = p.human_vs_human
+        out["human_vs_human"] = {
+            "with_ties": _rate(hvh.with_ties.agree, hvh.with_ties.total),
+            "without_ties": _rate(hvh.without_ties.agree, hvh.without_ties.total),
+        }
+    return out
+
+
+def _item(p: PairwiseAgreement, r: pd.Series) -> dict[str, Any]:
+    left, right = p.sides
+    reserved = {left, right, "first", "second", "agree", "opposite"}
+    reserved |= {f"{s}_{x}" for s in (left, right) for x in ("raw", "row", "rater")}
+    keys = {str(k): plain(v) for k, v in r.items() if k not in reserved}
+    rater = next((r.get(f"{s}_rater") for s in (right, left) if f"{s}_rater" in r.index), None)
+    return {
+        "keys": keys,
+        "first": text_of(r.get("first"), 200),
+        "second": text_of(r.get("second"), 200),
+        left: str(r.get(left)),
+        right: str(r.get(right)),
+        "rater": None if is_missing(rater) else text_of(rater, 100),
+    }
+
+
+def _criteria_rows(c: CriterionAgreement | None) -> list[dict[str, Any]]:
+    if c is None:
+        return []
+    keep: Sequence[str] = (
+        "n",
+        "judge_mean",
+        "human_mean",
+        "mean_diff",
+        "ci_low",
+        "ci_high",
+        "tendency",
+        "exact",
+        "within_one",
+        "kappa_quadratic",
+    )
+    rows = []
+    for name, row in c.table.iterrows():
+        rows.append({"criterion": str(name), **{k: _finite(row.get(k)) for k in keep}})
+    return rows
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, str) or value is None:
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return plain(value)
+    return None if math.isnan(number) or math.isinf(number) else number
