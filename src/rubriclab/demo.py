@@ -249,7 +249,7 @@ def support_rubric() -> Rubric:
 
 def demo_image(name: str) -> str:
     """Path of one of the shipped car-damage pictures (bumper, engine_compartment, ...)."""
-    path = resources.files("rubriclab").joinpath("demo_images", f"{name}.png")
+    path = resources.files("rubriclab").joinpath("demo_images").joinpath(f"{name}.png")
     return str(path)
 
 

@@ -167,7 +167,7 @@ class EvalResult:
 
     def case(self, index: int) -> dict[str, Any]:
         """Row ``index`` (by position) as a plain dict, for explanations."""
-        return {k: _plain(v) for k, v in self.table.iloc[index].to_dict().items()}
+        return {str(k): _plain(v) for k, v in self.table.iloc[index].to_dict().items()}
 
     def __len__(self) -> int:
         return self.row_count
@@ -188,7 +188,8 @@ class EvalResult:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from . import display
 
-        return display.result_mimebundle(self)
+        bundle: dict[str, Any] = display.result_mimebundle(self)
+        return bundle
 
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
