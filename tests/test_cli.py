@@ -257,3 +257,27 @@ def test_help_reads_well() -> None:
     assert fake.returncode == 0 and "--rate-429" in fake.stdout
     bare = _cli(cwd=Path.cwd())
     assert bare.returncode == 2 and "usage: rubriclab" in bare.stderr
+
+
+def test_run_with_a_template_file_sends_that_prompt(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    data = _write_data(tmp_path, "csv")
+    (tmp_path / "house.jinja").write_text(
+        "HOUSE PROMPT for {{ prompt }}\n"
+        "{% for c in criteria %}{{ c.name }} {% endfor %}\n"
+        "<response>\n{{ response }}\n</response>\n",
+        encoding="utf-8",
+    )
+    config = _config(tmp_path, data.name, judge.url)
+    config.write_text(
+        config.read_text().replace(
+            "    rubric: support.yaml\n", "    rubric: support.yaml\n    template: house.jinja\n"
+        )
+    )
+
+    assert main(["run", str(config)]) == 0
+
+    first = judge.requests[0]["messages"][0]["content"]
+    assert first.startswith("HOUSE PROMPT for Can I get my money back?")
+    assert "accuracy completeness tone conciseness" in first
+    scores = rl.load_result(tmp_path / "out" / "results.jsonl").table["support/score"]
+    assert scores.tolist() == [1.0, 0.0, 1.0, 0.0]
