@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import schemas
 from .parse import ParseError, extract_json
 from .rubric import Criterion, Rubric
-from .scoring import ScoreError, coerce_level, score
+from .scoring import Score, ScoreError, coerce_level, score
 from .templates import Template, TemplateError, builtin_names, compile_template, load_builtin
 
 if TYPE_CHECKING:
@@ -196,6 +196,7 @@ class _Pointwise:
     levels: dict[str, int]
     rows: list[dict[str, Any]]
     rationale: str
+    score: Score | None = None
 
 
 def _read_pointwise(text: str, rubric: Rubric) -> _Pointwise:
@@ -390,7 +391,7 @@ async def critique_pointwise(
 
         def read(raw: str, rubric: Rubric = rubric) -> _Pointwise:
             result = _read_pointwise(raw, rubric)
-            score(rubric, result.levels)  # validate now so a bad answer is re-asked
+            result.score = score(rubric, result.levels)  # validate now: a bad answer is re-asked
             return result
 
         jobs[i] = [_Job(messages, formats[key], s, read) for s in range(metric.samples)]
@@ -414,10 +415,11 @@ def _pointwise_outcome(jobs: Sequence[_Job], rubric: Rubric | None) -> Outcome:
         return out
     if len(good) == 1:
         chosen = good[0]
-        levels, rows, rationale = chosen.levels, chosen.rows, chosen.rationale
+        rows, rationale = chosen.rows, chosen.rationale
+        result = chosen.score or score(rubric, chosen.levels)
     else:
         levels, rows, rationale = _majority(good, rubric)
-    result = score(rubric, levels)
+        result = score(rubric, levels)
     out.score, out.passed, out.verdict = result.value, result.passed, result.verdict
     out.criteria, out.rationale = rows, rationale
     return out
