@@ -115,7 +115,11 @@ function render({ model, el }) {
   const titleEl = h("div");
   root.append(banner, titleEl, summary, toolbar, grid, status, detail);
 
-  const bodyHeight = () => Number(model.get("height") || 420) - HEAD_HEIGHT;
+  /** The rows' area: the configured height, or less when few rows match (no empty box). */
+  const bodyHeight = () => {
+    const max = Number(model.get("height") || 420) - HEAD_HEIGHT;
+    return cache.total == null ? max : Math.min(max, Math.max(cache.total, 3) * ROW_HEIGHT + 2);
+  };
   viewport.style.height = `${bodyHeight() + HEAD_HEIGHT}px`;
 
   // ---- drawing -------------------------------------------------------------------------------
@@ -137,7 +141,7 @@ function render({ model, el }) {
     const base = cols.map(widthOf);
     const total = base.reduce((a, b) => a + b, 0);
     const avail = viewport.clientWidth - 2;
-    const isText = cols.map((c) => c.kind === "text");
+    const isText = cols.map((c) => c.kind === "text" && !c.fixed);
     const room = base.map((w, i) => (isText[i] ? Math.max(w - 110, 0) : 0));
     const roomTotal = room.reduce((a, b) => a + b, 0);
     const textTotal = base.reduce((s, w, i) => s + (isText[i] ? w : 0), 0);
@@ -179,6 +183,7 @@ function render({ model, el }) {
 
   function drawRows() {
     const total = cache.total ?? 0;
+    viewport.style.height = `${bodyHeight() + HEAD_HEIGHT}px`;
     const range = visibleRange({ scrollTop: viewport.scrollTop, bodyHeight: bodyHeight(), rowHeight: ROW_HEIGHT, total });
     spacer.style.height = `${range.height + HEAD_HEIGHT}px`;
     rows.style.top = `${viewport.scrollTop + HEAD_HEIGHT - range.offset}px`;

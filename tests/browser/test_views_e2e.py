@@ -172,6 +172,31 @@ def test_xss_payloads_render_as_text_and_never_run(notebook: Any) -> None:
     assert table.locator(".rl-td").first.is_visible()
 
 
+def test_views_follow_the_dark_theme(notebook: Any) -> None:
+    page = notebook
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+    )
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    page.wait_for_timeout(300)
+    table = output_of(page, 1).locator(".rl-table")
+    bg = table.locator(".rl-tr").first.evaluate("(el) => getComputedStyle(el).backgroundColor")
+    fg = table.locator(".rl-td").nth(2).evaluate("(el) => getComputedStyle(el).color")
+    assert _luminance(bg) < 0.3 < _luminance(fg)  # dark rows, light text
+    _shot(output_of(page, 1), "result_table_dark")
+    _shot(output_of(page, 2), "explanation_dark")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+    )
+
+
+def _luminance(css: str) -> float:
+    parts = [
+        float(p) for p in css[css.index("(") + 1 : css.index(")")].replace(" ", "").split(",")[:3]
+    ]
+    return (0.2126 * parts[0] + 0.7152 * parts[1] + 0.0722 * parts[2]) / 255
+
+
 def test_static_html_forms_are_inert_in_chromium(browser: Any) -> None:
     """The text/html every view carries (GitHub, nbviewer, exported HTML) runs nothing."""
     result = pointwise_result(10, xss=True, is_mock=True)

@@ -142,22 +142,29 @@ def input_columns(table: pd.DataFrame) -> list[str]:
     return first + [c for c in cols if c not in first]
 
 
-def text_width(series: pd.Series) -> int:
-    """A column width (px) that fits its typical text: a sample's median length, clamped."""
-    sample = series.iloc[:200]
+def text_width(series: pd.Series, *, longest: bool = False, pad: int = 28) -> int:
+    """A column width (px) that fits its typical (or, for badges, longest) text, clamped."""
+    sample = series.iloc[:500]
     lengths = sorted(len(t) for t in (text_of(v, 400) for v in sample) if t)
     if not lengths:
         return 110
-    median = lengths[len(lengths) // 2]
-    return int(min(max(median * 7 + 24, 90), 300))
+    chars = lengths[-1] if longest else lengths[len(lengths) // 2]
+    return int(min(max(chars * 7.6 + pad, 90), 300))
 
 
 def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
     """Column descriptors for the grid and the keys shown by default."""
     table = source.table
     kinds = {m.name: m.kind for m in source.metrics}
+    widest = max((len(str(v)) for v in table.index[-3:]), default=1)
     cols: list[dict[str, Any]] = [
-        {"key": "__index__", "label": "#", "kind": "index", "sortable": True}
+        {
+            "key": "__index__",
+            "label": "#",
+            "kind": "index",
+            "sortable": True,
+            "width": min(max(8 * widest + 22, 48), 200),
+        }
     ]
     visible = ["__index__"]
     for name in input_columns(table) + image_columns(table):
@@ -170,6 +177,7 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
         }
         if kind == "text":
             desc["width"] = text_width(table[name])
+            desc["fixed"] = name in ID_COLUMNS  # ids are read whole: never squeezed
         cols.append(desc)
         if name in (*ID_COLUMNS, *INPUT_ORDER[:3]) or (
             name not in image_columns(table) and len(visible) < 4
@@ -182,16 +190,17 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
                 continue
             field = name[len(m.name) + 1 :]
             kind = column_kind(name, table[name])
-            cols.append(
-                {
-                    "key": name,
-                    "label": name,
-                    "kind": kind,
-                    "metric": m.name,
-                    "metric_kind": kinds.get(m.name, "pointwise"),
-                    "sortable": kind != "list",
-                }
-            )
+            desc = {
+                "key": name,
+                "label": name,
+                "kind": kind,
+                "metric": m.name,
+                "metric_kind": kinds.get(m.name, "pointwise"),
+                "sortable": kind != "list",
+            }
+            if kind == "verdict":
+                desc["width"] = text_width(table[name], longest=True, pad=44)
+            cols.append(desc)
             if field in ("score", "verdict", "error") or (
                 field == "swap_consistent" and m.kind == "pairwise"
             ):
