@@ -413,3 +413,25 @@ def test_criterion_report_renders_and_serialises() -> None:
     data = json.loads(json.dumps(res.to_dict()))
     assert data["table"][0]["criterion"] == "accuracy"
     assert data["criteria"]["accuracy"]["n"] == 30
+
+
+def test_criterion_agreement_reads_a_result_criteria_column_directly() -> None:
+    import pandas as pd
+
+    import rubriclab as rl
+
+    judge = pd.Series(
+        [
+            [{"name": "accuracy", "level": 3, "evidence": "x"}, {"name": "tone", "level": 2}],
+            [{"name": "accuracy", "level": 1}, {"name": "tone", "level": 3}],
+            [{"name": "accuracy", "level": 2}, {"name": "tone", "level": 2}],
+        ],
+        index=["a", "b", "c"],
+    )
+    human = pd.Series(
+        [{"accuracy": 3, "tone": 2}, {"accuracy": 2, "tone": 3}, {"accuracy": 2, "tone": 1}],
+        index=["a", "b", "c"],
+    )
+    report = rl.criterion_agreement(judge, human)
+    assert report["accuracy"].exact == pytest.approx(2 / 3)
+    assert report["tone"].exact == pytest.approx(2 / 3)

@@ -622,9 +622,14 @@ def _wide(data: pd.DataFrame | pd.Series, side: str, keys: list[str]) -> pd.Data
                 records.append({})
             elif isinstance(value, Mapping):
                 records.append(dict(value))
+            elif isinstance(value, list) and all(
+                isinstance(c, Mapping) and "name" in c and "level" in c for c in value
+            ):  # a result's {metric}/criteria cell: [{"name": ..., "level": ...}, ...]
+                records.append({str(c["name"]): c["level"] for c in value})
             else:
                 raise TypeError(
-                    f"{side} row {row!r}: expected a {{criterion: level}} mapping, got {value!r}"
+                    f"{side} row {row!r}: expected a {{criterion: level}} mapping or a "
+                    f"{{metric}}/criteria list, got {value!r}"
                 )
         wide = pd.DataFrame.from_records(records, index=data.index)
     elif isinstance(data, pd.DataFrame):
