@@ -36,6 +36,7 @@ CELLS = [
     "big = big_result(100_000)\nrl.ResultTable(big)",
     'print("DESC=" + repr(cases.at[0, "rubric"].criteria[0].description), "W=" + repr(editor.rubric.criteria[1].weight))',
     "from tests.test_widgets_calibration_view import _view\n_view()",
+    "pairwise_result(6)  # an EvalResult shows itself as its table",
 ]
 
 
@@ -154,6 +155,14 @@ def test_calibration_heat_map_opens_a_disagreement(notebook: Any) -> None:
     assert "y wins <script>" in sides.first.inner_text()
     assert view.locator(".rl-bars .rl-cname").count() == 2
     _shot(out, "calibration_view")
+
+
+def test_an_eval_result_displays_as_its_table(notebook: Any) -> None:
+    table = output_of(notebook, 8).locator(".rl-table")
+    table.locator(".rl-tr:not(.rl-loading)").first.wait_for()
+    assert table.locator(".rl-count").inner_text() == "6 rows"
+    assert table.locator(".rl-swap-only").count() == 1  # pairwise filter offered
+    assert table.locator(".rl-stack").count() == 1  # win/tie/loss bar in the summary
 
 
 def test_xss_payloads_render_as_text_and_never_run(notebook: Any) -> None:
