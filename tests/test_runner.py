@@ -418,3 +418,26 @@ def test_with_few_retries_every_call_ends_as_a_success_or_a_recorded_error(
         for question in questions:
             outcomes = [r.succeeded for r in grouped[question]]
             assert True not in outcomes[:-1]  # no call after a success
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_async_use_without_aclose_leaves_no_unclosed_connections(
+    fake_judge: FakeJudgeServer, transport: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    judge = judge_for(fake_judge, transport=transport)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        assert len(asyncio.run(judge.amap(["a", "b"], progress=False))) == 2
+        del judge
+        gc.collect()
+    assert "Unclosed" not in capfd.readouterr().err
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    Judge("mock", cache=False).map([f"q{i}" for i in range(50)], progress=False)
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
