@@ -322,8 +322,16 @@ def test_describe_and_repr_say_what_the_judge_is(monkeypatch: pytest.MonkeyPatch
     assert "offline" in Judge("mock").describe()
 
 
-def test_both_transports_work_and_aiohttp_is_the_default(fake_judge: FakeJudgeServer) -> None:
+def test_both_transports_work_and_aiohttp_is_the_default(
+    fake_judge: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("https_proxy", "http_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.upper(), raising=False)
     assert http_judge(fake_judge).transport == "aiohttp"
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    assert http_judge(fake_judge).transport == "httpx"  # the one that honours proxies
+    monkeypatch.delenv("HTTPS_PROXY")
     for transport in ("httpx", "aiohttp"):
         judge = http_judge(fake_judge, transport=transport, cache=False)
         replies = judge.map([f"t{i}" for i in range(5)], progress=False)

@@ -441,3 +441,17 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it() -> None:
     before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
     Judge("mock", cache=False).map([f"q{i}" for i in range(50)], progress=False)
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_many_concurrent_acomplete_calls_share_one_limit() -> None:
+    with FakeJudgeServer(latency=0.05) as server:
+        judge = judge_for(server, max_concurrency=8)
+
+        async def fan_out() -> list[Any]:
+            replies = await asyncio.gather(*(judge.acomplete(f"q{i}") for i in range(40)))
+            await judge.aclose()
+            return list(replies)
+
+        replies = asyncio.run(fan_out())
+        assert [r.text is not None for r in replies] == [True] * 40
+        assert server.peak_in_flight == 8

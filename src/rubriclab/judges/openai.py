@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -30,8 +31,15 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "response form
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 
+_PROXY_ENV = ("https_proxy", "http_proxy", "all_proxy")
+
+
 def default_transport() -> str:
-    """'aiohttp' when httpx-aiohttp is installed (it measured faster), else 'httpx'."""
+    """'aiohttp' when httpx-aiohttp is installed (it measured 2-10x less client CPU per call),
+    else 'httpx'. Also 'httpx' when proxy variables are set: httpx honours them, the aiohttp
+    transport does not."""
+    if any(os.environ.get(v) or os.environ.get(v.upper()) for v in _PROXY_ENV):
+        return "httpx"
     try:
         import httpx_aiohttp  # noqa: F401
     except ImportError:
