@@ -131,3 +131,16 @@ def test_configuration_errors_do_not_echo_the_key() -> None:
             Judge(spec, api_key=SENTINEL, **kwargs)
         assert SENTINEL not in str(info.value)
         assert SENTINEL not in "".join(traceback.format_exception(info.value))
+
+
+def test_credential_headers_are_held_like_the_key(fake_judge: FakeJudgeServer) -> None:
+    fake_judge.responder = lambda body: ServerReply(403, {"error": {"message": SENTINEL}})
+    judge = Judge(fake_judge.url, model="m", headers={"Api-Key": SENTINEL, "X-Team": "evals"})
+    reply = judge.complete("x")
+    assert fake_judge.log[0].headers["api-key"] == SENTINEL
+    assert fake_judge.log[0].headers["x-team"] == "evals"
+    assert reply.error is not None and reply.error.type == "auth"
+    assert not leaks(judge, reply, judge.describe())
+    assert holders(judge) == {"Secret"}
+    pickle.loads(pickle.dumps(judge)).complete("y")
+    assert "api-key" not in fake_judge.log[-1].headers  # dropped from the pickle, on purpose

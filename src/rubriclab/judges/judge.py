@@ -18,6 +18,7 @@ from ..runner import Engine, RetryPolicy, RunStats, run_sync
 from .backend import Backend
 from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerce_request
 from .mock import MockBackend
+from .secret import protect_headers
 from .specs import Endpoint, parse_spec
 
 __all__ = ["Judge", "get_judge", "set_judge"]
@@ -63,7 +64,7 @@ class Judge:
             "max_concurrency": max_concurrency,
             "timeout": timeout,
             "max_retries": max_retries,
-            "headers": dict(headers or {}),
+            "headers": protect_headers(headers),  # credential values held as Secret
             "prices": prices,
             "params": dict(params or {}),
             "transport": transport,

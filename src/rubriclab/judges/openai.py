@@ -85,7 +85,7 @@ class OpenAIBackend:
         seed: int | None,
         max_tokens: int | None,
         params: Mapping[str, Any] | None,
-        headers: Mapping[str, str] | None,
+        headers: Mapping[str, str | Secret] | None,
         timeout: float,
         max_concurrency: int,
         transport: str = "auto",
@@ -107,6 +107,14 @@ class OpenAIBackend:
     @property
     def key(self) -> Secret:
         return self.endpoint.key
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the API key or any credential header value."""
+        text = self.endpoint.key.scrub(text)
+        for value in self.extra_headers.values():
+            if isinstance(value, Secret):
+                text = value.scrub(text)
+        return text
 
     def describe(self) -> str:
         key = self.endpoint.key
@@ -133,8 +141,11 @@ class _HTTPSession:
             "content-type": "application/json",
             "accept": "application/json",
             "user-agent": "rubriclab",
-            **{k.lower(): v for k, v in backend.extra_headers.items()},
         }
+        for name, value in backend.extra_headers.items():
+            revealed = value.reveal() if isinstance(value, Secret) else value
+            if revealed:
+                headers[name] = revealed
         key = backend.key.reveal()
         if key:
             headers["authorization"] = f"Bearer {key}"
@@ -198,7 +209,7 @@ class _HTTPSession:
             message = f"{type(exc).__name__}: {_line(exc)}"
         return Failure(
             "timeout" if kind == "timeout" else "connect" if kind == "connect" else "transport",
-            self.backend.key.scrub(message),
+            self.backend.scrub(message),
             retryable=True,
         )
 
@@ -218,7 +229,7 @@ class _HTTPSession:
         raw = response.content
         if status == 200:
             return self._parse_ok(raw)
-        scrub = self.backend.key.scrub
+        scrub = self.backend.scrub
         text = scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
         detail = scrub(_error_message(raw)) or response.reason_phrase or "no detail"
         retry_after = parse_retry_after(response.headers)
@@ -258,7 +269,7 @@ class _HTTPSession:
                 "malformed_response",
                 "the endpoint answered HTTP 200 with a body that is not JSON",
                 200,
-                self.backend.key.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+                self.backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
                 retryable=True,
             )
         choices = data.get("choices") if isinstance(data, dict) else None
@@ -270,7 +281,7 @@ class _HTTPSession:
                 kind,
                 "the endpoint answered with no choices",
                 200,
-                self.backend.key.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+                self.backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
                 retryable=True,
             )
         choice = choices[0]
@@ -280,7 +291,7 @@ class _HTTPSession:
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict)) or None
         if not isinstance(content, str):
             refusal = message.get("refusal") if isinstance(message, dict) else None
-            raw_text = self.backend.key.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
+            raw_text = self.backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
             if isinstance(refusal, str) and refusal:
                 return Failure("refusal", f"the model refused: {refusal[:200]}", 200, raw_text)
             return Failure(

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Secret"]
+__all__ = ["SENSITIVE_HEADERS", "Secret", "protect_headers"]
+
+#: Header names whose values are credentials (Azure's api-key, Gemini's x-goog-api-key...).
+SENSITIVE_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie"}
+)
 
 _MASK = "***"
 
@@ -79,3 +85,14 @@ class Secret:
             # e.g. "Incorrect API key provided: sk-abc123********xyz9"
             text = re.sub(re.escape(key[:8]) + r"[\w*.\-]*", _MASK, text)
         return text
+
+
+def protect_headers(headers: Mapping[str, str] | None) -> dict[str, str | Secret]:
+    """Extra headers with credential values wrapped in ``Secret`` (names are lower-cased)."""
+    out: dict[str, str | Secret] = {}
+    for name, value in (headers or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise TypeError(f"headers must map str to str; got {name!r}: {type(value).__name__}")
+        key = name.lower()
+        out[key] = Secret(value) if key in SENSITIVE_HEADERS else value
+    return out
