@@ -97,6 +97,42 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .agreement import Agreement, agreement
-    from .rubric import Criterion, Level, Rubric, RubricError
-    from .scoring import Score, ScoreError, Summary
+    from . import compat as compat
+    from . import data as data
+    from . import datasets as datasets
+    from . import metrics as metrics
+    from . import parse as parse
+    from . import templates as templates
+    from . import testing as testing
+    from . import widgets as widgets
+    from .agreement import Agreement as Agreement
+    from .agreement import agreement as agreement
+    from .calibration import criterion_agreement as criterion_agreement
+    from .calibration import pairwise_agreement as pairwise_agreement
+    from .display import display_eval_result as display_eval_result
+    from .display import display_explanations as display_explanations
+    from .evaluate import aevaluate as aevaluate
+    from .evaluate import evaluate as evaluate
+    from .generate import generate_rubrics as generate_rubrics
+    from .judges import Judge as Judge
+    from .judges import Reply as Reply
+    from .judges import get_judge as get_judge
+    from .judges import set_judge as set_judge
+    from .result import EvalResult as EvalResult
+    from .result import load_result as load_result
+    from .rubric import Criterion as Criterion
+    from .rubric import Level as Level
+    from .rubric import Rubric as Rubric
+    from .rubric import RubricError as RubricError
+    from .scoring import Score as Score
+    from .scoring import ScoreError as ScoreError
+    from .scoring import Summary as Summary
+    from .traces import Span as Span
+    from .traces import Trace as Trace
+    from .traces import TraceError as TraceError
+    from .traces import load_traces as load_traces
+    from .widgets import CalibrationView as CalibrationView
+    from .widgets import Explanation as Explanation
+    from .widgets import PairwiseView as PairwiseView
+    from .widgets import ResultTable as ResultTable
+    from .widgets import RubricEditor as RubricEditor

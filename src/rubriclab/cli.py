@@ -269,29 +269,8 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
     return EXIT_BELOW if failures else EXIT_OK
 
 
-_SUMMARY_COLUMNS = (
-    "n",
-    "errors",
-    "mean",
-    "std",
-    "pass_rate",
-    "win_rate",
-    "tie_rate",
-    "loss_rate",
-    "calls",
-    "tokens",
-)
-
-
 def _print_summary(name: str, result: EvalResult, out: TextIO) -> None:
-    import pandas as pd
-
-    mock = "  [MOCK judge: not real judgments]" if result.is_mock else ""
-    print(f"\n== {name} ({result.row_count} rows){mock} ==", file=out)
-    summary = result.summary
-    cols = [c for c in _SUMMARY_COLUMNS if c in summary.columns]
-    with pd.option_context("display.width", 120, "display.max_columns", 20):
-        print(summary[cols].to_string(float_format=lambda v: f"{v:.3f}"), file=out)
+    print("\n" + result.summary_text(name), file=out)
 
 
 def _jsonable(value: object) -> object:

@@ -290,25 +290,7 @@ def lesson_verdicts() -> list[tuple[str, float, str]]:
 
 
 def _print_summary(title: str, result: EvalResult, out: TextIO) -> None:
-    print(f"\n== {title} ==", file=out)
-    cols = [
-        c
-        for c in (
-            "n",
-            "errors",
-            "mean",
-            "std",
-            "pass_rate",
-            "win_rate",
-            "tie_rate",
-            "loss_rate",
-            "calls",
-            "tokens",
-        )
-        if c in result.summary.columns
-    ]
-    with pd.option_context("display.width", 120, "display.max_columns", 20):
-        print(result.summary[cols].to_string(float_format=lambda v: f"{v:.3f}"), file=out)
+    print("\n" + result.summary_text(title), file=out)
 
 
 def run_demo(

@@ -58,16 +58,36 @@ async def aevaluate(
     # a pairwise row without a baseline becomes that row's error, not a failed run
     cases = to_cases(frame, mapping=mapping, need_response=model is None)
     table = frame.copy()
+    infos, stats, any_mock = await run_metrics(
+        metrics, cases, judge_obj, table, lambda metric: [c.variables() for c in cases]
+    )
+    return EvalResult(table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats)
+
+
+async def run_metrics(
+    metrics: Sequence[Any],
+    cases: Sequence[Case],
+    judge: Judge,
+    table: pd.DataFrame,
+    template_variables: Callable[[Any], list[dict[str, Any]]],
+) -> tuple[list[MetricInfo], RunStats, bool]:
+    """Judge every case with every metric, adding each metric's columns to ``table``.
+
+    Shared by rows and traces; ``template_variables(metric)`` gives a template metric's
+    per-row variables (row fields, or the bound span/trace).
+    """
+    from .trace_eval import run_template_metric
+
     infos: list[MetricInfo] = []
     stats = RunStats()
-    any_mock = judge_obj.is_mock
+    any_mock = judge.is_mock
     for metric in metrics:
         if getattr(metric, "kind", None) == "template":
-            outcomes, info = await _template_metric(metric, cases, judge_obj)
+            outcomes, info = await run_template_metric(metric, template_variables(metric), judge)
         else:
             if not isinstance(metric, RubricMetric):
                 raise TypeError(f"not a metric: {metric!r}")
-            m_judge = resolve_judge(metric.judge) if metric.judge is not None else judge_obj
+            m_judge = resolve_judge(metric.judge) if metric.judge is not None else judge
             any_mock = any_mock or m_judge.is_mock
             rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
             for col, values in gen_cols.items():
@@ -86,7 +106,7 @@ async def aevaluate(
         for o in outcomes:
             stats.add(info.name, calls=o.calls, cached=o.cached, tokens=o.tokens, cost=o.cost)
         infos.append(info)
-    return EvalResult(table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats)
+    return infos, stats, any_mock
 
 
 def evaluate(
@@ -260,12 +280,3 @@ def _add_columns(table: pd.DataFrame, info: MetricInfo, outcomes: Sequence[Outco
     table[f"{m}/tokens"] = [o.tokens for o in outcomes]
     table[f"{m}/latency"] = [round(o.latency, 4) for o in outcomes]
     table[f"{m}/attempts"] = [o.attempts for o in outcomes]
-
-
-async def _template_metric(
-    metric: Any, cases: Sequence[Case], judge: Judge
-) -> tuple[list[Outcome], MetricInfo]:
-    """Template metrics (traces issue) over ordinary rows; implemented in trace_eval."""
-    from .trace_eval import run_template_metric
-
-    return await run_template_metric(metric, [c.variables() for c in cases], judge)

@@ -27,6 +27,19 @@ MetricKind = Literal["pointwise", "pairwise", "template"]
 #: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
 _NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
 _FORMAT_VERSION = 1
+#: the summary columns shown in text form, in reading order
+_SUMMARY_COLUMNS = (
+    "n",
+    "errors",
+    "mean",
+    "std",
+    "pass_rate",
+    "win_rate",
+    "tie_rate",
+    "loss_rate",
+    "calls",
+    "tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -164,6 +177,16 @@ class EvalResult:
             for key, value in self.metric_summary(info.name).as_flat_dict(f"{info.name}/").items():
                 out[key] = value
         return out
+
+    def summary_text(self, title: str | None = None) -> str:
+        """The summary as a fixed-width text block, for terminals, logs and CI output."""
+        mock = "  [MOCK judge: not real judgments]" if self.is_mock else ""
+        head = f"== {title or 'result'} ({self.row_count} rows){mock} =="
+        summary = self.summary
+        cols = [c for c in _SUMMARY_COLUMNS if c in summary.columns]
+        with pd.option_context("display.width", 120, "display.max_columns", 20):
+            body = summary[cols].to_string(float_format=lambda v: f"{v:.3f}")
+        return f"{head}\n{body}"
 
     def case(self, index: int) -> dict[str, Any]:
         """Row ``index`` (by position) as a plain dict, for explanations."""

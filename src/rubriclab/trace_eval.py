@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from . import schemas
-from .critique import Outcome, _Invalid, _Job, _run_jobs, critique_pairwise, critique_pointwise
+from .critique import Outcome, _Invalid, _Job, _run_jobs
 from .data import Case
 from .parse import extract_json
-from .result import EvalResult, MetricInfo, RunStats
+from .result import EvalResult, MetricInfo
 from .template_metric import TemplateMetric
 from .templates import TemplateError, compile_template
 from .trace_view import trace_tree
@@ -340,9 +340,8 @@ async def aevaluate_traces(
     data: Any, metrics: Sequence[Any], *, judge: Judge | str | None, partition: str
 ) -> EvalResult:
     """Judge agent traces per span or per trace with every metric; one result row each."""
-    from .evaluate import _add_columns, _rubrics_for
+    from .evaluate import run_metrics
     from .generate import resolve_judge
-    from .metrics import RubricMetric
 
     if partition not in PARTITIONS:
         raise ValueError(f"partition must be 'span' or 'trace', got {partition!r}")
@@ -355,31 +354,9 @@ async def aevaluate_traces(
     rows = _rows(traces, partition)
     table, cases = _table(rows, partition)
     judge_obj = resolve_judge(judge)
-    stats = RunStats()
-    infos: list[MetricInfo] = []
-    any_mock = judge_obj.is_mock
-    for metric in metrics:
-        if isinstance(metric, TemplateMetric):
-            variables = [{metric.variable: row.target} for row in rows]
-            outcomes, info = await run_template_metric(metric, variables, judge_obj)
-        else:
-            assert isinstance(metric, RubricMetric)
-            m_judge = resolve_judge(metric.judge) if metric.judge is not None else judge_obj
-            any_mock = any_mock or m_judge.is_mock
-            rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
-            for col, values in gen_cols.items():
-                table[col] = values
-            if metric.kind == "pairwise":
-                outcomes = await critique_pairwise(cases, rubrics, metric, m_judge, missing=missing)
-            else:
-                outcomes = await critique_pointwise(
-                    cases, rubrics, metric, m_judge, missing=missing
-                )
-            info = MetricInfo(metric.name, metric.kind, metric.rubric, metric.description)
-        _add_columns(table, info, outcomes)
-        for o in outcomes:
-            stats.add(info.name, calls=o.calls, cached=o.cached, tokens=o.tokens, cost=o.cost)
-        infos.append(info)
+    infos, stats, any_mock = await run_metrics(
+        metrics, cases, judge_obj, table, lambda m: [{m.variable: row.target} for row in rows]
+    )
     meta = {"partition": partition, "traces": [t.trace_id for t in traces]}
     return EvalResult(
         table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats, meta=meta
