@@ -8,6 +8,7 @@ Set ``fake_judge.responder = fn`` (fn(body) -> text | response dict | ServerRepl
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -18,3 +19,21 @@ from rubriclab.testing import FakeJudgeServer
 def fake_judge() -> Iterator[FakeJudgeServer]:
     with FakeJudgeServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args() -> dict[str, Any]:
+    """pytest-playwright launches Debian's chromium (never a downloaded browser)."""
+    from tests.browser.lab import launch_args
+
+    args = launch_args()
+    if args["executable_path"] is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    return args
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run browser tests last: pytest-playwright's session-wide Playwright keeps an event loop
+    running in the main thread, and code under test that calls asyncio.run (every sync entry
+    point) must not run after it in the same process."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

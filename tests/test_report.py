@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -106,34 +106,20 @@ def test_an_empty_report_is_refused() -> None:
 
 
 @pytest.mark.browser
-def test_demo_report_opens_in_chromium_without_console_errors(tmp_path: Path) -> None:
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it)")
-    from playwright.sync_api import sync_playwright
-
+def test_demo_report_opens_in_chromium_without_console_errors(tmp_path: Path, page: Any) -> None:
     path = tmp_path / "demo.html"
     run_demo("mock", report=path, out=io.StringIO())
     messages: list[str] = []
     requests: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            page = browser.new_page()
-            page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-            page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri())
-            page.wait_for_load_state("load")
-            assert page.title() == "rubriclab demo"
-            first = page.locator("details.case").first
-            first.locator(":scope > summary").click()
-            assert first.evaluate("d => d.open") is True  # cases open without any script
-            assert page.locator("img").first.evaluate("i => i.naturalWidth") > 0
-        finally:
-            browser.close()
+    page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    assert page.title() == "rubriclab demo"
+    first = page.locator("details.case").first
+    first.locator(":scope > summary").click()
+    assert first.evaluate("d => d.open") is True  # cases open without any script
+    assert page.locator("img").first.evaluate("i => i.naturalWidth") > 0
     assert messages == []
     assert [u for u in requests if not u.startswith("data:")] == [path.as_uri()]

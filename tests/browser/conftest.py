@@ -1,21 +1,12 @@
-"""Browser fixtures: Debian's chromium for pytest-playwright, and one JupyterLab per session."""
+"""Browser fixtures: one JupyterLab per session (chromium launch args live in tests/conftest.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from tests.browser.lab import Lab, launch_args, running_lab
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args() -> dict[str, Any]:
-    args = launch_args()
-    if args["executable_path"] is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
-    return args
+from tests.browser.lab import Lab, running_lab
 
 
 @pytest.fixture(scope="session")
