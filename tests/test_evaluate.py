@@ -70,9 +70,9 @@ def test_generate_revise_critique_score_summarise(fake_judge: Any) -> None:
     t = result.table
     assert list(t.index) == ["m1", "m2", "m3"]
     assert t.loc["m1", "text_quality/score"] == 1.0
-    assert t.loc["m1", "text_quality/verdict"] == "pass"
+    assert t.loc["m1", "text_quality/verdict"] == "critical met"
     # m2: misses the deadline (critical) -> fails whatever its total
-    assert t.loc["m2", "text_quality/verdict"] == "fail (q1 below 1)"
+    assert t.loc["m2", "text_quality/verdict"] == "fail (q1 is NO)"
     # revised criteria keep their ids, so verdicts still match the questions people edited
     assert [c["name"] for c in t.loc["m2", "text_quality/criteria"]] == ["q1", "q3", "q4"]
     assert t.loc["m2", "text_quality/score"] == pytest.approx(1 / 3)

@@ -83,8 +83,8 @@ def test_critical_yes_no_item_fails_the_case_whatever_the_total() -> None:
     )
     s = r.score({"safe": "NO", "q2": "YES"})
     assert s.value == pytest.approx(0.9)
-    assert not s.passed and s.verdict == "fail (safe below 1)"
-    assert s.critical_failures == ["safe below 1"]
+    assert not s.passed and s.verdict == "fail (safe is NO)"
+    assert s.critical_failures == ["safe is NO"]
 
 
 def test_judge_shaped_levels_are_accepted() -> None:

@@ -52,9 +52,11 @@ class Score(BaseModel):
     parts: dict[str, float]
     """Each criterion's level normalised onto [0, 1]."""
     critical_failures: list[str]
-    """Criteria below their critical minimum, as ``"accuracy below 2"``."""
+    """Criteria below their critical minimum, as ``"accuracy below 2"`` (``"q1 is NO"``)."""
     passed: bool | None
-    """None when the rubric has neither a pass mark nor a critical criterion."""
+    """None when the rubric has neither a pass mark nor a critical criterion. Without a pass mark
+    but with critical criteria, True means every critical criterion was met (verdict
+    ``"critical met"``)."""
     verdict: str | None
 
     @property
@@ -145,7 +147,7 @@ def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
         value = round(value, 12)  # 0.7500000000000001 -> 0.75: the lesson's numbers, exactly
 
     failures = [
-        f"{c.name} below {c.critical}"
+        f"{c.name} is NO" if c.is_yes_no else f"{c.name} below {c.critical}"
         for c in rubric.criteria
         if c.critical is not None and checked[c.name] < c.critical
     ]
@@ -157,7 +159,8 @@ def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
         passed = value + _EPS >= rubric.pass_mark
         verdict = "pass" if passed else "fail (score below pass mark)"
     elif any(c.critical is not None for c in rubric.criteria):
-        passed, verdict = True, "pass"
+        # no pass mark to pass: say only what was checked, so a low score never reads "pass"
+        passed, verdict = True, "critical met"
     else:
         passed, verdict = None, None
     return Score(
