@@ -11,45 +11,12 @@ from pydantic import ValidationError
 import rubriclab as rl
 from rubriclab.rubric import RubricError
 
-SUPPORT = {
-    "accuracy": {
-        "weight": 0.4,
-        "critical": 2,
-        "levels": {
-            1: "contains a factual error or a promise not supported by the policy",
-            2: "all facts correct, but one is vague or imprecise",
-            3: "all facts correct and precise",
-        },
-    },
-    "completeness": {
-        "weight": 0.3,
-        "levels": {
-            1: "misses the main question",
-            2: "answers the main question, misses a secondary part",
-            3: "answers every part of the question",
-        },
-    },
-    "tone": {
-        "weight": 0.2,
-        "levels": {
-            1: "rude, cold, or overly casual",
-            2: "polite but stiff or generic",
-            3: "warm, clear, and professional",
-        },
-    },
-    "conciseness": {
-        "weight": 0.1,
-        "levels": {
-            1: "much longer than needed or padded",
-            2: "slightly long",
-            3: "says what is needed",
-        },
-    },
-}
-
 
 def support_rubric() -> rl.Rubric:
-    return rl.Rubric.analytic(SUPPORT, pass_mark=0.7)
+    """The lesson's support-reply rubric, as the demo ships it (built with Rubric.analytic)."""
+    from rubriclab.demo import support_rubric as lesson_rubric
+
+    return lesson_rubric()
 
 
 def test_yes_no_criterion_has_no_yes_levels_and_critical_means_must_be_yes() -> None:

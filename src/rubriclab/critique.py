@@ -350,6 +350,64 @@ async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -
         pending = retry
 
 
+# -- the per-case driver shared by pointwise and pairwise -------------------------------------------
+
+
+async def _critique(
+    cases: Sequence[Case],
+    rubrics: Sequence[Rubric | None],
+    metric: RubricMetric,
+    judge: Judge,
+    *,
+    missing: Sequence[str | None] | None,
+    need_baseline: bool,
+    plan: Callable[[Case, Rubric], list[_Job]],
+    finish: Callable[[Sequence[_Job], Rubric], Outcome],
+    desc: str,
+) -> list[Outcome]:
+    """Plan each judgeable case's jobs, run them all through the engine, finish each case.
+
+    A case that cannot be judged (no rubric, no response) or whose prompt cannot be rendered
+    (template error, over-long prompt) gets its error without any call.
+    """
+    outcomes: list[Outcome | None] = [None] * len(cases)
+    jobs: list[list[_Job]] = [[] for _ in cases]
+    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
+        why = _unjudgeable(
+            case, rubric, missing[i] if missing else None, need_baseline=need_baseline
+        )
+        if why or rubric is None:
+            outcomes[i] = Outcome(error=why)
+            continue
+        try:
+            jobs[i] = plan(case, rubric)
+        except TemplateError as exc:
+            outcomes[i] = Outcome(error=str(exc))
+    await _run_jobs([j for js in jobs for j in js], judge, metric.reask, desc=desc)
+    out: list[Outcome] = []
+    for outcome, js, rubric in zip(outcomes, jobs, rubrics, strict=True):
+        if outcome is None:
+            assert rubric is not None  # a case without a rubric got its error above
+            outcome = finish(js, rubric)
+        out.append(outcome)
+    return out
+
+
+class _Formats:
+    """One response_format per rubric (a fixed rubric is shared by every row: build it once)."""
+
+    def __init__(self, name: str, build: Callable[[Rubric], dict[str, Any]]) -> None:
+        self._name, self._build = name, build
+        self._by_rubric: dict[int, tuple[Rubric, dict[str, Any]]] = {}
+
+    def __call__(self, rubric: Rubric) -> dict[str, Any]:
+        hit = self._by_rubric.get(id(rubric))
+        if hit is None:
+            hit = (rubric, schemas.response_format(self._name, self._build(rubric)))
+            self._by_rubric[id(rubric)] = hit  # the rubric is kept so its id is never reused
+        return hit[1]
+
+
 # -- pointwise ---------------------------------------------------------------------------------------
 
 
@@ -362,49 +420,39 @@ async def critique_pointwise(
     missing: Sequence[str | None] | None = None,
 ) -> list[Outcome]:
     """One call per case (``samples`` calls with ``samples=k``), all criteria in each call."""
-    outcomes: list[Outcome | None] = [None] * len(cases)
-    jobs: list[list[_Job]] = [[] for _ in cases]
-    formats: dict[int, dict[str, Any]] = {}
-    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
-        why = _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=False)
-        if why:
-            outcomes[i] = Outcome(error=why)
-            continue
-        assert rubric is not None
+    checklist_formats = _Formats(f"{metric.name}_critique", schemas.checklist_schema)
+    analytic_formats = _Formats(f"{metric.name}_critique", schemas.analytic_schema)
+
+    def plan(case: Case, rubric: Rubric) -> list[_Job]:
         template = _template_for(metric, rubric, pairwise=False)
-        try:
-            text = template_for(template).render(
-                _variables(case, rubric), max_prompt_chars=metric.max_prompt_chars
-            )
-        except TemplateError as exc:
-            outcomes[i] = Outcome(error=str(exc))
-            continue
-        key = id(rubric)
-        if key not in formats:
-            schema = (
-                schemas.checklist_schema(rubric)
-                if template == "critique_checklist"
-                else schemas.analytic_schema(rubric)
-            )
-            formats[key] = schemas.response_format(f"{metric.name}_critique", schema)
+        text = template_for(template).render(
+            _variables(case, rubric), max_prompt_chars=metric.max_prompt_chars
+        )
+        checklist = template == "critique_checklist"
+        fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
         messages = _messages(text, case)
 
-        def read(raw: str, rubric: Rubric = rubric) -> _Pointwise:
+        def read(raw: str) -> _Pointwise:
             result = _read_pointwise(raw, rubric)
             result.score = score(rubric, result.levels)  # validate now: a bad answer is re-asked
             return result
 
-        jobs[i] = [_Job(messages, formats[key], s, read) for s in range(metric.samples)]
-    flat = [j for js in jobs for j in js]
-    await _run_jobs(flat, judge, metric.reask, desc=f"{metric.name}: critique")
-    for i, js in enumerate(jobs):
-        if outcomes[i] is None:
-            outcomes[i] = _pointwise_outcome(js, rubrics[i])
-    return [o for o in outcomes if o is not None]
+        return [_Job(messages, fmt, s, read) for s in range(metric.samples)]
+
+    return await _critique(
+        cases,
+        rubrics,
+        metric,
+        judge,
+        missing=missing,
+        need_baseline=False,
+        plan=plan,
+        finish=_pointwise_outcome,
+        desc=f"{metric.name}: critique",
+    )
 
 
-def _pointwise_outcome(jobs: Sequence[_Job], rubric: Rubric | None) -> Outcome:
-    assert rubric is not None
+def _pointwise_outcome(jobs: Sequence[_Job], rubric: Rubric) -> Outcome:
     out = Outcome()
     out.account([r for j in jobs for r in j.replies])
     raws = [j.raw or "" for j in jobs]
@@ -470,50 +518,41 @@ async def critique_pairwise(
     missing: Sequence[str | None] | None = None,
 ) -> list[Outcome]:
     """Two calls per case: (candidate, baseline) as (A, B), then swapped."""
-    outcomes: list[Outcome | None] = [None] * len(cases)
-    jobs: list[list[_Job]] = [[] for _ in cases]
-    formats: dict[int, dict[str, Any]] = {}
-    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
-        baseline = baselines[i] if baselines is not None else case.baseline_model_response
-        if baseline is not None and baseline != case.baseline_model_response:
-            case = _with_baseline(case, baseline)
-        why = _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=True)
-        if why:
-            outcomes[i] = Outcome(error=why)
-            continue
-        assert rubric is not None
-        template = _template_for(metric, rubric, pairwise=True)
-        key = id(rubric)
-        if key not in formats:
-            formats[key] = schemas.response_format(
-                f"{metric.name}_pairwise", schemas.pairwise_schema(rubric)
-            )
-        order_jobs = []
-        try:
-            for a, b in (
-                (case.response, case.baseline_model_response),
-                (case.baseline_model_response, case.response),
-            ):
-                variables = _variables(case, rubric)
-                variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
-                text = template_for(template).render(
-                    variables, max_prompt_chars=metric.max_prompt_chars
-                )
+    if baselines is not None:
+        cases = [
+            _with_baseline(c, b) if b is not None and b != c.baseline_model_response else c
+            for c, b in zip(cases, baselines, strict=True)
+        ]
+    formats = _Formats(f"{metric.name}_pairwise", schemas.pairwise_schema)
 
-                def read(raw: str, rubric: Rubric = rubric) -> _PairwiseRead:
-                    return _read_pairwise(raw, rubric)
+    def plan(case: Case, rubric: Rubric) -> list[_Job]:
+        template = template_for(_template_for(metric, rubric, pairwise=True))
 
-                order_jobs.append(_Job(_messages(text, case), formats[key], 0, read))
-        except TemplateError as exc:
-            outcomes[i] = Outcome(error=str(exc))
-            continue
-        jobs[i] = order_jobs
-    flat = [j for js in jobs for j in js]
-    await _run_jobs(flat, judge, metric.reask, desc=f"{metric.name}: pairwise critique")
-    for i, js in enumerate(jobs):
-        if outcomes[i] is None:
-            outcomes[i] = _pairwise_outcome(js, rubrics[i])
-    return [o for o in outcomes if o is not None]
+        def read(raw: str) -> _PairwiseRead:
+            return _read_pairwise(raw, rubric)
+
+        jobs = []
+        for a, b in (
+            (case.response, case.baseline_model_response),
+            (case.baseline_model_response, case.response),
+        ):
+            variables = _variables(case, rubric)
+            variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
+            text = template.render(variables, max_prompt_chars=metric.max_prompt_chars)
+            jobs.append(_Job(_messages(text, case), formats(rubric), 0, read))
+        return jobs
+
+    return await _critique(
+        cases,
+        rubrics,
+        metric,
+        judge,
+        missing=missing,
+        need_baseline=True,
+        plan=plan,
+        finish=_pairwise_outcome,
+        desc=f"{metric.name}: pairwise critique",
+    )
 
 
 def _with_baseline(case: Case, baseline: str) -> Case:
@@ -526,8 +565,7 @@ _FLIP = {"A": "B", "B": "A", "tie": "tie"}
 _SIDE = {"A": "candidate", "B": "baseline", "tie": "tie"}
 
 
-def _pairwise_outcome(jobs: Sequence[_Job], rubric: Rubric | None) -> Outcome:
-    assert rubric is not None
+def _pairwise_outcome(jobs: Sequence[_Job], rubric: Rubric) -> Outcome:
     out = Outcome()
     out.account([r for j in jobs for r in j.replies])
     out.raw_output = [j.raw or "" for j in jobs]
