@@ -303,3 +303,27 @@ def test_trace_tree_html_without_a_judged_span_or_tree() -> None:
     assert "no trace tree" in trace_tree_html([])
     frame_value = pd.Series([tree]).iloc[0]
     assert trace_tree_html(frame_value, highlight="a").count("rl-span-judged") == 1
+
+
+def test_the_explanation_shows_the_trace_tree_with_the_judged_span(mock: rl.Judge) -> None:
+    from rubriclab.widgets import Explanation
+
+    evil = '<img src=x onerror="alert(1)">'
+    trace = _trace_named(["agent run", evil, "ok step"])
+    result = rl.evaluate(trace, metrics=[SPAN_METRIC], judge=mock, partition="span")
+    view = Explanation(result, index=1)
+    payload = view.case["trace"]
+    assert payload["highlight"] == "s1"
+    assert [s["name"] for s in payload["spans"]] == ["agent run", evil, "ok step"]
+    assert [s["depth"] for s in payload["spans"]] == [0, 1, 2]
+    assert "trace_tree" not in [f["name"] for f in view.case["fields"]]
+    html = view.static_html()
+    assert html.count("rl-span-judged") == 1
+    assert "<img" not in html and "&lt;img src=x" in html
+    # rows judged without traces have no tree
+    plain = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}),
+        [rl.metrics.RubricMetric(name="q", rubric=rl.Rubric.checklist(["A?"]))],
+        judge=mock,
+    )
+    assert Explanation(plain).case["trace"] is None

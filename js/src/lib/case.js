@@ -165,6 +165,30 @@ export function renderCase(data) {
     { class: "rl-case-body" },
     (data.fields || []).map((f) => field(f.name, f.text)),
     imageStrip(data.images),
+    traceTree(data.trace),
     (data.metrics || []).map((m) => metricBlock(m)),
   );
+}
+
+/**
+ * The agent trace a row came from, as an indented tree with the judged span marked.
+ * @param {{spans: {span_id: string, name: string, kind: string, status: string,
+ *   duration_ms: number|null, depth: number|null}[], highlight: string|null, omitted?: number}|null|undefined} trace
+ */
+export function traceTree(trace) {
+  if (!trace || !Array.isArray(trace.spans) || trace.spans.length === 0) return null;
+  const rows = trace.spans.map((s) => {
+    const judged = trace.highlight != null && s.span_id === trace.highlight;
+    const error = s.status === "error";
+    const depth = Math.max(0, Math.min(Number(s.depth) || 0, 32));
+    const bits = [s.kind, isNum(s.duration_ms) ? `${Math.round(Number(s.duration_ms))} ms` : null, error ? "error" : null, judged ? "judged" : null];
+    return h(
+      "div",
+      { class: `rl-trace-span${judged ? " rl-trace-judged" : ""}${error ? " rl-trace-error" : ""}`, style: `padding-left:${depth * 16 + 6}px` },
+      s.name,
+      h("span", { class: "rl-muted rl-small" }, ` ${bits.filter(Boolean).join(" · ")}`),
+    );
+  });
+  const more = trace.omitted ? h("div", { class: "rl-muted rl-small" }, `${trace.omitted} more spans not shown`) : null;
+  return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, "Trace"), h("div", { class: "rl-trace" }, rows, more));
 }

@@ -136,7 +136,7 @@ def input_columns(table: pd.DataFrame) -> list[str]:
     cols = [
         str(c)
         for c in table.columns
-        if "/" not in str(c) and str(c) != "rubric" and str(c) not in images
+        if "/" not in str(c) and str(c) not in ("rubric", "trace_tree") and str(c) not in images
     ]
     first = [c for c in (*ID_COLUMNS, *INPUT_ORDER) if c in cols]
     return first + [c for c in cols if c not in first]
@@ -271,7 +271,36 @@ def case_payload(
         "heading": heading,
         "fields": fields,
         "images": images,
+        "trace": _trace_payload(row),
         "metrics": [metric_payload(source, row, m) for m in (metrics or source.metrics)],
+    }
+
+
+MAX_TRACE_SPANS = 500
+
+
+def _trace_payload(row: pd.Series) -> dict[str, Any] | None:
+    """The trace the row came from, as a tree with the judged span marked (trace results)."""
+    tree = row["trace_tree"] if "trace_tree" in row.index else None
+    if not isinstance(tree, list | tuple) or not tree:
+        return None
+    judged = row["span_id"] if "span_id" in row.index else None
+    spans = [
+        {
+            "span_id": text_of(span.get("span_id"), 80),
+            "name": text_of(span.get("name"), 200),
+            "kind": text_of(span.get("kind"), 40),
+            "status": text_of(span.get("status"), 40),
+            "duration_ms": plain(span.get("duration_ms")),
+            "depth": plain(span.get("depth")),
+        }
+        for span in tree[:MAX_TRACE_SPANS]
+        if isinstance(span, Mapping)
+    ]
+    return {
+        "spans": spans,
+        "highlight": None if is_missing(judged) else text_of(judged, 80),
+        "omitted": max(0, len(tree) - MAX_TRACE_SPANS),
     }
 
 

@@ -388,11 +388,12 @@ def _pair_rows_html(m: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _field_label_html(name: Any) -> str:
+    return f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase; margin-top:6px;">{esc(name)}</div>'
+
+
 def _field_html(name: Any, text: Any) -> str:
-    return (
-        f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase; margin-top:6px;">{esc(name)}</div>'
-        f'<div style="{_PRE}">{esc(text)}</div>'
-    )
+    return _field_label_html(name) + f'<div style="{_PRE}">{esc(text)}</div>'
 
 
 def _images_html(images: Sequence[Mapping[str, Any]]) -> str:
@@ -419,6 +420,12 @@ def case_html(case: Mapping[str, Any], is_mock: bool = False, judge: str = "") -
     for f in case.get("fields", []):
         out.append(_field_html(f["name"], f.get("text")))
     out.append(_images_html(case.get("images", [])))
+    trace = case.get("trace")
+    if trace:
+        from ..trace_view import trace_tree_html
+
+        out.append(_field_label_html("trace"))
+        out.append(trace_tree_html(trace.get("spans"), highlight=trace.get("highlight")))
     for m in case.get("metrics", []):
         out.append(_metric_html(m))
     out.append("</div>")
