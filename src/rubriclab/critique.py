@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import schemas
+from .judges.base import CallTally
 from .parse import ParseError, extract_json
 from .rubric import Criterion, Rubric
 from .scoring import Score, ScoreError, coerce_level, score
@@ -53,12 +54,7 @@ class Outcome:
     rationale: str = ""
     raw_output: str | list[str] | None = None
     error: str | None = None
-    tokens: int = 0
-    latency: float = 0.0
-    attempts: int = 0
-    calls: int = 0
-    cached: int = 0
-    cost: float | None = 0.0
+    usage: CallTally = field(default_factory=CallTally)
     pairwise_choice: str | None = None
     candidate_criteria: list[dict[str, Any]] | None = None
     baseline_criteria: list[dict[str, Any]] | None = None
@@ -67,14 +63,8 @@ class Outcome:
     baseline_score: float | None = None
 
     def account(self, replies: Sequence[Reply]) -> None:
-        for r in replies:
-            self.tokens += r.usage.total_tokens if r.usage else 0
-            self.latency += r.latency or 0.0
-            self.attempts += r.attempts
-            self.calls += 0 if r.cached else 1
-            self.cached += 1 if r.cached else 0
-            if self.cost is not None:
-                self.cost = None if r.cost is None else self.cost + r.cost
+        for reply in replies:
+            self.usage.add(reply)
 
 
 class _Invalid(Exception):

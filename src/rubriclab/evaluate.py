@@ -104,7 +104,7 @@ async def run_metrics(
             info = MetricInfo(metric.name, metric.kind, metric.rubric, metric.description)
         _add_columns(table, info, outcomes)
         for o in outcomes:
-            stats.add(info.name, calls=o.calls, cached=o.cached, tokens=o.tokens, cost=o.cost)
+            stats.add(info.name, o.usage)
         infos.append(info)
     return infos, stats, any_mock
 
@@ -236,7 +236,7 @@ async def _rubrics_for(
                 case.extra[key] = g.extras[key]
     cols[f"{metric.name}/rubric_raw_output"] = [g.raw_output for g in generated]
     for g in generated:
-        stats.add(metric.name, calls=g.calls, cached=g.cached, tokens=g.tokens, cost=g.cost)
+        stats.add(metric.name, g.usage)
     missing = [None if g.rubric else f"rubric generation failed: {g.error}" for g in generated]
     return [g.rubric for g in generated], missing, cols
 
@@ -277,6 +277,6 @@ def _add_columns(table: pd.DataFrame, info: MetricInfo, outcomes: Sequence[Outco
         table[f"{m}/baseline_score"] = pd.Series(
             [o.baseline_score for o in outcomes], index=table.index, dtype=float
         )
-    table[f"{m}/tokens"] = [o.tokens for o in outcomes]
-    table[f"{m}/latency"] = [round(o.latency, 4) for o in outcomes]
-    table[f"{m}/attempts"] = [o.attempts for o in outcomes]
+    table[f"{m}/tokens"] = [o.usage.tokens for o in outcomes]
+    table[f"{m}/latency"] = [round(o.usage.latency, 4) for o in outcomes]
+    table[f"{m}/attempts"] = [o.usage.attempts for o in outcomes]

@@ -17,6 +17,7 @@ import pandas as pd
 from . import schemas
 from .critique import _Job, _run_jobs
 from .data import Case, to_cases, to_frame
+from .judges.base import CallTally
 from .parse import ParseError
 from .rubric import Criterion, Rubric
 from .templates import TemplateError, load_builtin
@@ -36,10 +37,7 @@ class Generated:
     extras: dict[str, Any] = field(default_factory=dict)
     raw_output: str | None = None
     error: str | None = None
-    tokens: int = 0
-    calls: int = 0
-    cached: int = 0
-    cost: float | None = 0.0
+    usage: CallTally = field(default_factory=CallTally)
 
 
 def _norm(question: str) -> str:
@@ -134,11 +132,7 @@ async def generate_for_cases(
         g = out[i]
         g.raw_output = job.raw
         for r in job.replies:
-            g.tokens += r.usage.total_tokens if r.usage else 0
-            g.calls += 0 if r.cached else 1
-            g.cached += 1 if r.cached else 0
-            if g.cost is not None:
-                g.cost = None if r.cost is None else g.cost + r.cost
+            g.usage.add(r)
         if job.error is None and job.parsed is not None:
             g.rubric, g.extras = job.parsed
         else:

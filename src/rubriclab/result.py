@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from .judges.base import CallTally
 from .rubric import Rubric
 from .scoring import Summary, summarize
 
@@ -79,12 +80,12 @@ class RunStats:
     tokens: dict[str, int] = field(default_factory=dict)
     cost: dict[str, float | None] = field(default_factory=dict)
 
-    def add(self, metric: str, *, calls: int, cached: int, tokens: int, cost: float | None) -> None:
-        self.calls[metric] = self.calls.get(metric, 0) + calls
-        self.cached[metric] = self.cached.get(metric, 0) + cached
-        self.tokens[metric] = self.tokens.get(metric, 0) + tokens
+    def add(self, metric: str, tally: CallTally) -> None:
+        self.calls[metric] = self.calls.get(metric, 0) + tally.calls
+        self.cached[metric] = self.cached.get(metric, 0) + tally.cached
+        self.tokens[metric] = self.tokens.get(metric, 0) + tally.tokens
         prev = self.cost.get(metric, 0.0)
-        self.cost[metric] = None if prev is None or cost is None else prev + cost
+        self.cost[metric] = None if prev is None or tally.cost is None else prev + tally.cost
 
     def to_dict(self) -> dict[str, Any]:
         return {

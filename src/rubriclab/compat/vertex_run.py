@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..data import Media, to_cases
-from ..judges import Judge, Reply, Request, get_judge, image_part
+from ..judges import CallTally, Judge, Request, get_judge, image_part
 from ..judges.specs import PROVIDERS
 from ..result import RunStats
 from ..templates import TemplateError, format_braces
@@ -151,35 +151,16 @@ def _variables(
     return out
 
 
-@dataclass
-class _Usage:
-    tokens: int = 0
-    calls: int = 0
-    cached: int = 0
-    latency: float = 0.0
-    attempts: int = 0
-    cost: float | None = 0.0
-
-    def add(self, reply: Reply) -> None:
-        self.tokens += reply.usage.total_tokens
-        self.calls += 0 if reply.cached else 1
-        self.cached += 1 if reply.cached else 0
-        self.latency += reply.latency
-        self.attempts += reply.attempts
-        if self.cost is not None:
-            self.cost = None if reply.cost is None else self.cost + reply.cost
-
-
 # -- rubric generation ----------------------------------------------------------------------------
 
 
 async def add_rubrics(
     metric: RubricBasedMetric, data: pd.DataFrame, judge: Judge
-) -> tuple[pd.DataFrame, _Usage]:
+) -> tuple[pd.DataFrame, CallTally]:
     """``data`` plus ``rubrics`` (and the parser's extra keys) per row; an existing ``rubrics``
     column means nothing is generated."""
     frame = data.copy()
-    usage = _Usage()
+    usage = CallTally()
     if RUBRICS in frame.columns:
         return frame, usage
     config = metric.generation_config
@@ -243,7 +224,7 @@ class Critiqued:
     name: str
     kind: str
     columns: dict[str, list[Any]] = field(default_factory=dict)
-    usage: _Usage = field(default_factory=_Usage)
+    usage: CallTally = field(default_factory=CallTally)
 
 
 @dataclass
@@ -251,7 +232,7 @@ class _Row:
     error: str | None = None
     parsed: list[Mapping[str, Any]] = field(default_factory=list)  # one per order
     raw: list[str] = field(default_factory=list)
-    usage: _Usage = field(default_factory=_Usage)
+    usage: CallTally = field(default_factory=CallTally)
 
 
 def _needs(metric: _CritiqueMetric, row: Mapping[Any, Any]) -> str | None:
@@ -333,11 +314,7 @@ async def critique(
             st.parsed = [_parse(metric, texts[(i, order)]) for order in range(len(orders))]
     out = Critiqued(metric.metric_name, metric.kind)
     for st in state:
-        out.usage.tokens += st.usage.tokens
-        out.usage.calls += st.usage.calls
-        out.usage.cached += st.usage.cached
-        if out.usage.cost is not None:
-            out.usage.cost = None if st.usage.cost is None else out.usage.cost + st.usage.cost
+        out.usage.merge(st.usage)
     _tabulate(out, metric, state, pairwise)
     return out
 
@@ -453,5 +430,5 @@ def _winners(cand: list[dict[str, Any]], base: list[dict[str, Any]]) -> list[dic
     return rows
 
 
-def stats_for(stats: RunStats, name: str, usage: _Usage) -> None:
-    stats.add(name, calls=usage.calls, cached=usage.cached, tokens=usage.tokens, cost=usage.cost)
+def stats_for(stats: RunStats, name: str, usage: CallTally) -> None:
+    stats.add(name, usage)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .base import CALL_ERROR_TYPES, CallError, JudgeConfigError, Reply, Request, Usage
+from .base import CALL_ERROR_TYPES, CallError, CallTally, JudgeConfigError, Reply, Request, Usage
 from .media import image_part
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CALL_ERROR_TYPES",
     "CallError",
+    "CallTally",
     "Judge",
     "JudgeConfigError",
     "Reply",

@@ -13,6 +13,7 @@ from typing import Any, Literal
 __all__ = [
     "CALL_ERROR_TYPES",
     "CallError",
+    "CallTally",
     "JudgeConfigError",
     "Message",
     "Messages",
@@ -158,6 +159,42 @@ class Reply:
             "cost": self.cost,
             "finish_reason": self.finish_reason,
         }
+
+
+@dataclass
+class CallTally:
+    """What some replies cost: calls made, cache hits, tokens, latency, attempts and cost.
+
+    ``cost`` becomes None as soon as one reply's cost is unknown, so a partial sum is never
+    shown as the total.
+    """
+
+    tokens: int = 0
+    calls: int = 0
+    cached: int = 0
+    latency: float = 0.0
+    attempts: int = 0
+    cost: float | None = 0.0
+
+    def add(self, reply: Reply) -> None:
+        self.merge(
+            CallTally(
+                tokens=reply.usage.total_tokens,
+                calls=0 if reply.cached else 1,
+                cached=1 if reply.cached else 0,
+                latency=reply.latency,
+                attempts=reply.attempts,
+                cost=reply.cost,
+            )
+        )
+
+    def merge(self, other: CallTally) -> None:
+        self.tokens += other.tokens
+        self.calls += other.calls
+        self.cached += other.cached
+        self.latency += other.latency
+        self.attempts += other.attempts
+        self.cost = None if self.cost is None or other.cost is None else self.cost + other.cost
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 
 class TraceError(ValueError):
@@ -29,19 +29,7 @@ SpanKind = Literal[
     "PROMPT",
     "UNKNOWN",
 ]
-SPAN_KINDS: tuple[str, ...] = (
-    "AGENT",
-    "LLM",
-    "TOOL",
-    "CHAIN",
-    "RETRIEVER",
-    "EMBEDDING",
-    "RERANKER",
-    "GUARDRAIL",
-    "EVALUATOR",
-    "PROMPT",
-    "UNKNOWN",
-)
+SPAN_KINDS: tuple[str, ...] = get_args(SpanKind)
 
 # Names other conventions give the same kinds (GenAI ``gen_ai.operation.name`` values included).
 _KIND_ALIASES: dict[str, str] = {
