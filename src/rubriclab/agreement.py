@@ -21,7 +21,17 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-__all__ = ["Agreement", "agreement", "cohen_kappa", "pearson", "spearman", "to_python"]
+__all__ = [
+    "Agreement",
+    "agreement",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "panel_agreement",
+    "pearson",
+    "spearman",
+    "to_python",
+]
 
 Weights = Literal["linear", "quadratic"] | None
 
@@ -378,3 +388,118 @@ def _none_if_nan(value: float) -> float | None:
 
 def _fmt(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+# -- many raters (judge panels) ---------------------------------------------------------------
+
+
+def fleiss_kappa(ratings: Any) -> float:
+    """Fleiss' kappa for items rated by the same number of raters.
+
+    ``ratings`` is items x raters (category labels; every item needs every rater, so drop
+    incomplete items first). ``nan`` when chance agreement is total (one category only).
+    """
+    table = np.asarray(ratings, dtype=object)
+    if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] < 2:
+        raise ValueError("fleiss_kappa needs items x raters with at least 2 raters and 1 item")
+    categories = sorted({v for v in table.ravel().tolist()}, key=repr)
+    index = {v: i for i, v in enumerate(categories)}
+    codes = np.vectorize(index.__getitem__, otypes=[np.int64])(table)
+    n_items, n_raters = codes.shape
+    counts = np.zeros((n_items, len(categories)), dtype=np.float64)
+    np.add.at(counts, (np.repeat(np.arange(n_items), n_raters), codes.ravel()), 1.0)
+    p_item = ((counts**2).sum(axis=1) - n_raters) / (n_raters * (n_raters - 1))
+    p_bar = float(p_item.mean())
+    p_cat = counts.sum(axis=0) / (n_items * n_raters)
+    p_e = float((p_cat**2).sum())
+    if math.isclose(p_e, 1.0):
+        return math.nan
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+def krippendorff_alpha(
+    reliability_data: Any, level: Literal["nominal", "ordinal", "interval"] = "nominal"
+) -> float:
+    """Krippendorff's alpha over raters x units (``nan`` = not rated), as Krippendorff (2011).
+
+    Same arithmetic as the ``krippendorff`` package's ``alpha`` (coincidence matrix over the
+    values seen, units with fewer than two ratings contribute nothing); ``nan`` when fewer than
+    two distinct values or no unit has two ratings.
+    """
+    data = np.asarray(reliability_data, dtype=np.float64)
+    if data.ndim != 2:
+        raise ValueError("krippendorff_alpha needs a raters x units table")
+    seen = data[~np.isnan(data)]
+    domain = np.unique(seen)
+    if len(domain) < 2:
+        return math.nan
+    # units x values: how many raters gave each value to each unit
+    counts = (data.T[:, :, None] == domain[None, None, :]).sum(axis=1).astype(np.float64)
+    per_unit = counts.sum(axis=1)
+    keep = per_unit >= 2
+    if not keep.any():
+        return math.nan
+    counts, per_unit = counts[keep], per_unit[keep]
+    pairs = counts[:, :, None] * counts[:, None, :]
+    pairs -= counts[:, :, None] * np.eye(len(domain))[None, :, :]
+    o = (pairs / (per_unit - 1)[:, None, None]).sum(axis=0)
+    n_v = o.sum(axis=0)
+    e = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
+    if level == "nominal":
+        d = (domain[:, None] != domain[None, :]).astype(np.float64)
+    elif level == "interval":
+        d = (domain[:, None] - domain[None, :]) ** 2
+    elif level == "ordinal":
+        cum = np.concatenate([[0.0], np.cumsum(n_v)])
+        lo = np.minimum.outer(np.arange(len(domain)), np.arange(len(domain)))
+        hi = np.maximum.outer(np.arange(len(domain)), np.arange(len(domain)))
+        d = (cum[hi + 1] - cum[lo] - (n_v[lo] + n_v[hi]) / 2) ** 2
+    else:
+        raise ValueError(f"level must be 'nominal', 'ordinal' or 'interval', got {level!r}")
+    expected = float((e * d).sum())
+    if expected == 0:
+        return math.nan
+    return float(1 - (o * d).sum() / expected)
+
+
+def panel_agreement(verdicts: Sequence[Any]) -> dict[str, Any]:
+    """Inter-judge agreement of a judge panel, over every (case, criterion) as a unit.
+
+    ``verdicts`` is a panel metric's ``{metric}/judges`` column: per case, a list of
+    ``{"judge": name, "levels": {criterion: level}}``. Fleiss' kappa uses the units every judge
+    rated; Krippendorff's alpha (nominal and ordinal) uses every unit with two ratings or more.
+    """
+    judges: list[str] = []
+    units: dict[tuple[int, str], dict[str, float]] = {}
+    for row, entries in enumerate(verdicts):
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            if not isinstance(entry, Mapping):
+                continue
+            name = str(entry.get("judge"))
+            if name not in judges:
+                judges.append(name)
+            for criterion, level in (entry.get("levels") or {}).items():
+                if isinstance(level, int | float) and not isinstance(level, bool):
+                    units.setdefault((row, str(criterion)), {})[name] = float(level)
+    out: dict[str, Any] = {
+        "judges": len(judges),
+        "units": len(units),
+        "fleiss_kappa": None,
+        "alpha_nominal": None,
+        "alpha_ordinal": None,
+    }
+    if len(judges) < 2 or not units:
+        return out
+    data = np.full((len(judges), len(units)), np.nan)
+    for u, rated in enumerate(units.values()):
+        for r, name in enumerate(judges):
+            if name in rated:
+                data[r, u] = rated[name]
+    complete = ~np.isnan(data).any(axis=0)
+    if complete.any():
+        out["fleiss_kappa"] = _none_if_nan(fleiss_kappa(data[:, complete].T))
+    out["alpha_nominal"] = _none_if_nan(krippendorff_alpha(data, "nominal"))
+    out["alpha_ordinal"] = _none_if_nan(krippendorff_alpha(data, "ordinal"))
+    return out

@@ -82,13 +82,17 @@ async def run_metrics(
     stats = RunStats()
     any_mock = judge.is_mock
     for metric in metrics:
+        extra: dict[str, list[Any]] = {}
         if getattr(metric, "kind", None) == "template":
             outcomes, info = await run_template_metric(metric, template_variables(metric), judge)
+        elif hasattr(metric, "run_cases"):  # computation metrics: no judge call
+            outcomes, info = await metric.run_cases(cases, judge)
         else:
             if not isinstance(metric, RubricMetric):
                 raise TypeError(f"not a metric: {metric!r}")
             m_judge = resolve_judge(metric.judge) if metric.judge is not None else judge
-            any_mock = any_mock or m_judge.is_mock
+            panel = [resolve_judge(j) for j in metric.judges or ()]
+            any_mock = any_mock or m_judge.is_mock or any(j.is_mock for j in panel)
             rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
             for col, values in gen_cols.items():
                 table[col] = pd.Series(values, index=table.index, dtype=object)
@@ -97,12 +101,20 @@ async def run_metrics(
                 outcomes = await critique_pairwise(
                     cases, rubrics, metric, m_judge, baselines=baselines, missing=missing
                 )
+            elif panel:
+                from .metrics.panel import critique_panel
+
+                outcomes, extra = await critique_panel(
+                    cases, rubrics, metric, panel, missing=missing
+                )
             else:
                 outcomes = await critique_pointwise(
                     cases, rubrics, metric, m_judge, missing=missing
                 )
             info = MetricInfo(metric.name, metric.kind, metric.rubric, metric.description)
         _add_columns(table, info, outcomes)
+        for field, values in extra.items():  # e.g. a panel's per-judge verdicts
+            table[f"{info.name}/{field}"] = pd.Series(values, index=table.index, dtype=object)
         for o in outcomes:
             stats.add(info.name, o.usage)
         infos.append(info)

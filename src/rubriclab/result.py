@@ -23,10 +23,17 @@ from .scoring import Summary, summarize
 
 __all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
 
-MetricKind = Literal["pointwise", "pairwise", "template"]
+MetricKind = Literal["pointwise", "pairwise", "template", "computation"]
 
 #: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
-_NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
+_NESTED_FIELDS = (
+    "criteria",
+    "candidate_criteria",
+    "baseline_criteria",
+    "raw_output",
+    "rubric",
+    "judges",
+)
 _FORMAT_VERSION = 1
 #: the summary columns shown in text form, in reading order
 _SUMMARY_COLUMNS = (
@@ -165,6 +172,11 @@ class EvalResult:
             flat["cached_calls"] = self.stats.cached.get(info.name, 0)
             flat["tokens"] = self.stats.tokens.get(info.name, 0)
             flat["cost"] = self.stats.cost.get(info.name)
+            if f"{info.name}/judges" in self.table:  # a judge panel: how far its judges agree
+                from .agreement import panel_agreement
+
+                found = panel_agreement(self.table[f"{info.name}/judges"].tolist())
+                flat.update({k: v for k, v in found.items() if k not in ("judges", "units")})
             rows.append(pd.Series(flat, name=info.name))
         frame = pd.DataFrame(rows)
         frame.index.name = "metric"

@@ -1,5 +1,8 @@
 """What is judged: metric definitions, separate from how calls are made (runner, judges).
 
+One module per kind: rubric metrics (here), ``template_metric`` (traces), ``computation``
+(exact match, ROUGE, BLEU against a reference) and ``panel`` (several judges per metric).
+
 A metric names its result columns (``{name}/score`` ...), says where its rubric comes from
 (fixed, a column, or generated per case by a :class:`RubricGenerator`) and which prompt
 template critiques with it. Predefined metrics cover the Vertex workflow people know.
@@ -10,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .rubric import Rubric
+from ..rubric import Rubric
 
 if TYPE_CHECKING:
-    from .judges import Judge
+    from ..judges import Judge
 
 __all__ = [
     "GENERAL_QUALITY",
@@ -24,9 +27,18 @@ __all__ = [
     "PairwiseRubricMetric",
     "RubricGenerator",
     "RubricMetric",
+    "ComputationMetric",
     "TemplateMetric",
+    "bleu",
+    "exact_match",
+    "json_match",
     "pairwise",
+    "rouge_1",
+    "rouge_l",
+    "rouge_l_sum",
 ]
+
+Aggregate = Literal["majority", "median", "mean"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,10 @@ class RubricMetric:
 
     The rubric comes from, in order: ``rubric`` (fixed for every case), ``rubric_column`` (one per
     row; default ``"rubric"`` when present), or ``generator`` (written by the judge per case).
-    ``samples=k`` asks k times and takes the majority per criterion.
+    ``samples=k`` asks k times and takes the majority per criterion. ``judges=[j1, j2, ...]``
+    makes a panel: every judge critiques every case (all in one pass) and ``aggregate`` combines
+    them per criterion (``majority`` vote, lower ``median`` level, or ``mean``); each judge's
+    verdicts stay in the table (``{name}/judges``).
     """
 
     name: str = "rubric"
@@ -64,12 +79,28 @@ class RubricMetric:
     max_prompt_chars: int = 100_000
     reask: int = 1
     description: str = ""
+    judges: tuple[Judge | str, ...] | None = None
+    aggregate: Aggregate = "majority"
 
     kind: ClassVar[Literal["pointwise", "pairwise", "template"]] = "pointwise"
 
     def __post_init__(self) -> None:
         if not self.name or "/" in self.name:
             raise ValueError(f"metric name {self.name!r} must be non-empty and contain no '/'")
+        if self.judges is not None:
+            panel = tuple(self.judges)
+            object.__setattr__(self, "judges", panel)  # a list given by the user, kept immutable
+            if len(panel) < 2:
+                raise ValueError(f"metric {self.name!r}: a panel needs at least 2 judges")
+            if self.kind != "pointwise":
+                raise ValueError(f"metric {self.name!r}: judge panels are for pointwise metrics")
+            if self.judge is not None:
+                raise ValueError(f"metric {self.name!r}: give judge= or judges=, not both")
+        if self.aggregate not in ("majority", "median", "mean"):
+            raise ValueError(
+                f"metric {self.name!r}: aggregate must be 'majority', 'median' or 'mean', "
+                f"got {self.aggregate!r}"
+            )
         if self.samples < 1:
             raise ValueError(f"metric {self.name!r}: samples must be at least 1")
         if self.reask < 0:
@@ -202,4 +233,14 @@ def by_name(name: str) -> RubricMetric:
     raise KeyError(f"no predefined metric {name!r}; choose one of: {', '.join(sorted(PREDEFINED))}")
 
 
-from .template_metric import TemplateMetric  # noqa: E402
+from ..template_metric import TemplateMetric  # noqa: E402
+from .computation import (  # noqa: E402
+    COMPUTATION,
+    ComputationMetric,
+    bleu,
+    exact_match,
+    json_match,
+    rouge_1,
+    rouge_l,
+    rouge_l_sum,
+)
