@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "aevaluate": "evaluate",
     "EvalResult": "result",
     "load_result": "result",
+    "compare": "compare",
+    "Comparison": "compare",
     "Span": "traces",
     "Trace": "traces",
     "load_traces": "traces",
@@ -47,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "RubricEditor": "widgets",
     "PairwiseView": "widgets",
     "CalibrationView": "widgets",
+    "ComparisonView": "widgets",
 }
 _SUBMODULES = {"metrics", "testing", "compat", "templates", "parse", "data", "widgets", "datasets"}
 
@@ -108,6 +111,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .agreement import Agreement as Agreement
     from .agreement import agreement as agreement
     from .calibration import criterion_agreement as criterion_agreement
+    from .compare import Comparison as Comparison
+    from .compare import compare as compare
     from .calibration import pairwise_agreement as pairwise_agreement
     from .display import display_eval_result as display_eval_result
     from .display import display_explanations as display_explanations
@@ -132,6 +137,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .traces import TraceError as TraceError
     from .traces import load_traces as load_traces
     from .widgets import CalibrationView as CalibrationView
+    from .widgets import ComparisonView as ComparisonView
     from .widgets import Explanation as Explanation
     from .widgets import PairwiseView as PairwiseView
     from .widgets import ResultTable as ResultTable

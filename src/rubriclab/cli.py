@@ -1,7 +1,8 @@
-"""The ``rubriclab`` command: ``demo``, ``run``, ``report`` and ``serve-fake-judge``.
+"""The ``rubriclab`` command: ``demo``, ``run``, ``report``, ``compare`` and ``serve-fake-judge``.
 
 Progress and messages go to stderr, summaries to stdout and results to files, so the command
-composes in CI. Exit codes: 0 success, 1 a metric's mean is under ``--fail-under``, 2 bad input
+composes in CI. Exit codes: 0 success, 1 a metric's mean is under ``--fail-under`` (or, for
+``compare``, worse than ``--fail-if-worse`` allows), 2 bad input
 (config, data, rubric, judge spec), 130 interrupted.
 """
 
@@ -28,6 +29,8 @@ examples:
   rubriclab demo                                  offline demo on the mock judge + report
   rubriclab run eval.yaml --fail-under 0.7        judge a data file, gate CI on the mean score
   rubriclab report results/ -o report.html        an HTML report from saved results
+  rubriclab compare old.jsonl new.jsonl --fail-if-worse support:2%
+                                                  paired comparison; gate CI on a regression
   rubriclab serve-fake-judge --port 8765          a fake OpenAI-compatible judge for tests
 
 a run config (YAML or JSON; unknown keys are errors):
@@ -101,6 +104,26 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--title", default="rubriclab report", help="the page title")
     _fail_under(report)
 
+    cmp = sub.add_parser(
+        "compare",
+        help="compare two saved runs case by case (B minus A); gate CI on regressions",
+        description="Pair the cases of two result files by id and report, per metric and "
+        "criterion, the mean difference with a paired bootstrap 95%% interval, the pass-rate "
+        "difference with an exact McNemar test, and better/same/worse counts.",
+    )
+    cmp.add_argument("a", help="the baseline run (.jsonl or .parquet written by rubriclab)")
+    cmp.add_argument("b", help="the new run, compared with A")
+    cmp.add_argument("--key", help="column that identifies a case (default: id, else row order)")
+    cmp.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    cmp.add_argument(
+        "--fail-if-worse",
+        action="append",
+        default=[],
+        metavar="METRIC[:MARGIN]",
+        help="exit with code 1 when B's mean on METRIC is more than MARGIN below A's "
+        "(0.05 or 5%%; default 0); repeat for several metrics",
+    )
+
     sub.add_parser(
         "serve-fake-judge",
         help="serve a fake OpenAI-compatible judge on 127.0.0.1 (for tests and offline demos)",
@@ -141,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args.config, args.judge, args.output, args.fail_under)
         if args.command == "report":
             return _report(args.results, Path(args.output), args.title, args.fail_under)
+        if args.command == "compare":
+            return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
     except KeyboardInterrupt:
         print("rubriclab: interrupted (finished judge calls are in the cache)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -154,6 +179,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
+
+
+# -- compare ------------------------------------------------------------------------------------
+
+
+def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[str]) -> int:
+    from .compare import compare, parse_gate
+
+    checks = [parse_gate(g) for g in gates]  # bad flags are reported before any work
+    comparison = compare(a, b, key=key)
+    print(comparison.summary_text())
+    if json_out:
+        Path(json_out).write_text(json.dumps(comparison.to_dict(), indent=2), encoding="utf-8")
+    failures = [msg for metric, margin in checks if (msg := comparison.regression(metric, margin))]
+    for msg in failures:
+        print(f"rubriclab compare: FAIL {msg}", file=sys.stderr)
+    return EXIT_BELOW if failures else EXIT_OK
 
 
 # -- run ----------------------------------------------------------------------------------------
