@@ -269,9 +269,10 @@ def compare(
             f"the two runs share no metric ({label_a}: {', '.join(res_a.metric_names)}; "
             f"{label_b}: {', '.join(res_b.metric_names)})"
         )
-    both = [k for k in ka.index if k in kb.index]
-    only_a = [k for k in ka.index if k not in kb.index]
-    only_b = [k for k in kb.index if k not in ka.index]
+    in_b = ka.index.isin(kb.index)
+    both = ka.index[in_b].tolist()
+    only_a = ka.index[~in_b].tolist()
+    only_b = kb.index[~kb.index.isin(ka.index)].tolist()
     pa, pb = ka.loc[both], kb.loc[both]
     table = pd.DataFrame(index=pd.Index(both, name="+".join(keys)))
     rows, crit_rows, err_rows = [], [], []
