@@ -31,7 +31,9 @@ def _run(
     table = pd.DataFrame({"id": ids, "prompt": [f"p{i}" for i in ids]})
     table["m/score"] = pd.Series(scores, dtype=float)
     table["m/passed"] = pd.Series(passed or [None] * n, dtype=object)
-    table["m/verdict"] = [None if p is None else ("pass" if p else "fail") for p in passed or [None] * n]
+    table["m/verdict"] = [
+        None if p is None else ("pass" if p else "fail") for p in passed or [None] * n
+    ]
     table["m/error"] = pd.Series(errors or [None] * n, dtype=object)
     table["m/criteria"] = pd.Series(
         [_criteria(c) for c in criteria] if criteria else [[] for _ in ids], dtype=object
@@ -132,7 +134,7 @@ def test_cases_in_one_run_only_are_listed() -> None:
 
 
 def test_repeated_keys_are_refused_with_the_fix() -> None:
-    with pytest.raises(ValueError, match="repeated case keys.*key="):
+    with pytest.raises(ValueError, match=r"repeated case keys.*key="):
         rl.compare(_run(["1", "1"], [0.1, 0.2]), _run(["1", "2"], [0.1, 0.2]))
 
 

@@ -104,8 +104,12 @@ def test_majority_per_criterion_and_every_judges_verdict_kept(fake_judge) -> Non
 
 
 def test_majority_tie_takes_the_lower_level(fake_judge) -> None:
-    fake_judge.responder = scripted({"a": {"q1": "YES", "q2": "YES"}, "b": {"q1": "NO", "q2": "YES"}})
-    result = rl.evaluate(_frame(1), [_panel(fake_judge, ["a", "b"], rubric=CHECKLIST)], judge="mock")
+    fake_judge.responder = scripted(
+        {"a": {"q1": "YES", "q2": "YES"}, "b": {"q1": "NO", "q2": "YES"}}
+    )
+    result = rl.evaluate(
+        _frame(1), [_panel(fake_judge, ["a", "b"], rubric=CHECKLIST)], judge="mock"
+    )
     assert {c["name"]: c["level"] for c in result.case(0)["panel/criteria"]} == {"q1": 0, "q2": 1}
 
 
@@ -122,7 +126,9 @@ def test_median_and_mean_of_levels(fake_judge, how: str, level: float, score: fl
 
 
 def test_a_failing_judge_is_recorded_and_a_majority_still_scores(fake_judge) -> None:
-    fake_judge.responder = scripted({"a": {"q1": "YES", "q2": "YES"}, "b": {"q1": "YES", "q2": "NO"}})
+    fake_judge.responder = scripted(
+        {"a": {"q1": "YES", "q2": "YES"}, "b": {"q1": "YES", "q2": "NO"}}
+    )
     row = rl.evaluate(
         _frame(1), [_panel(fake_judge, ["a", "b", "down"], rubric=CHECKLIST)], judge="mock"
     ).case(0)
@@ -187,7 +193,9 @@ def test_summary_reports_inter_judge_agreement(fake_judge, tmp_path) -> None:
     fake_judge.responder = scripted(
         {"a": {"q1": "YES", "q2": "NO"}, "b": {"q1": "YES", "q2": "YES"}}
     )
-    result = rl.evaluate(_frame(3), [_panel(fake_judge, ["a", "b"], rubric=CHECKLIST)], judge="mock")
+    result = rl.evaluate(
+        _frame(3), [_panel(fake_judge, ["a", "b"], rubric=CHECKLIST)], judge="mock"
+    )
     summary = result.summary.loc["panel"]
     # units: 3 cases x 2 criteria; judge a = 1,0,1,0,1,0 and judge b = 1,1,1,1,1,1
     data = np.array([[1, 0] * 3, [1, 1] * 3], dtype=float)
@@ -249,7 +257,10 @@ def test_krippendorff_package_docstring_example() -> None:
 
 def test_panel_agreement_reads_the_judges_column() -> None:
     column = [
-        [{"judge": "a", "levels": {"q1": 1, "q2": 0}}, {"judge": "b", "levels": {"q1": 1, "q2": 1}}],
+        [
+            {"judge": "a", "levels": {"q1": 1, "q2": 0}},
+            {"judge": "b", "levels": {"q1": 1, "q2": 1}},
+        ],
         [{"judge": "a", "levels": {"q1": 0}}, {"judge": "b", "levels": {}}],  # b failed this case
         None,  # a row without a panel verdict
     ]

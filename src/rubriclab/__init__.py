@@ -111,9 +111,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .agreement import Agreement as Agreement
     from .agreement import agreement as agreement
     from .calibration import criterion_agreement as criterion_agreement
+    from .calibration import pairwise_agreement as pairwise_agreement
     from .compare import Comparison as Comparison
     from .compare import compare as compare
-    from .calibration import pairwise_agreement as pairwise_agreement
     from .display import display_eval_result as display_eval_result
     from .display import display_explanations as display_explanations
     from .evaluate import aevaluate as aevaluate

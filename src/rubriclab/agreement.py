@@ -402,7 +402,7 @@ def fleiss_kappa(ratings: Any) -> float:
     table = np.asarray(ratings, dtype=object)
     if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] < 2:
         raise ValueError("fleiss_kappa needs items x raters with at least 2 raters and 1 item")
-    categories = sorted({v for v in table.ravel().tolist()}, key=repr)
+    categories = sorted(set(table.ravel().tolist()), key=repr)
     index = {v: i for i, v in enumerate(categories)}
     codes = np.vectorize(index.__getitem__, otypes=[np.int64])(table)
     n_items, n_raters = codes.shape

@@ -166,7 +166,7 @@ class Comparison:
                 f"--fail-if-worse: no metric {metric!r} in both runs "
                 f"(compared: {', '.join(self.metric_names)})"
             )
-        row = self.summary.loc[metric]
+        row: dict[str, Any] = self.summary.loc[metric].to_dict()
         a, b = self.names
         if int(row["pairs"]) == 0:
             return f"{metric}: no case scored in both runs ({int(row['errored'])} errored)"
@@ -182,7 +182,7 @@ class Comparison:
         a, b = self.names
         mock = "  [MOCK judge: not real judgments]" if self.a.is_mock or self.b.is_mock else ""
         lines = [f"== {b} vs {a}: {len(self.table)} cases =={mock}"]
-        pct = int(round(100 * self.confidence))
+        pct = round(100 * self.confidence)
         for name, row in self.summary.iterrows():
             lines.append(
                 f"{name}: {_pct(row['mean_a'])} -> {_pct(row['mean_b'])}, "
@@ -292,9 +292,7 @@ def compare(
         table[f"{m}/error_a"] = ea.to_numpy()
         table[f"{m}/error_b"] = eb.to_numpy()
         d = diff[ok].to_numpy(dtype=np.float64)
-        low, high = paired_bootstrap(
-            d, n_boot=n_boot, seed=_stream(seed, m), confidence=confidence
-        )
+        low, high = paired_bootstrap(d, n_boot=n_boot, seed=_stream(seed, m), confidence=confidence)
         row: dict[str, Any] = {
             "metric": m,
             "pairs": int(ok.sum()),
@@ -587,4 +585,3 @@ def _pct(value: Any, *, signed: bool = False) -> str:
 
 def _num(value: Any) -> str:
     return "n/a" if _missing(value) else f"{float(value):+.2f}"
-

@@ -19,15 +19,16 @@ if TYPE_CHECKING:
     from ..judges import Judge
 
 __all__ = [
+    "COMPUTATION",
     "GENERAL_QUALITY",
     "INSTRUCTION_FOLLOWING",
     "MULTIMODAL_UNDERSTANDING",
     "TEXT_QUALITY",
+    "ComputationMetric",
     "Metric",
     "PairwiseRubricMetric",
     "RubricGenerator",
     "RubricMetric",
-    "ComputationMetric",
     "TemplateMetric",
     "bleu",
     "exact_match",

@@ -92,7 +92,7 @@ def _combine(
     answered = [(lab, o) for lab, o in zip(labels, row, strict=True) if o.error is None]
     failed = [f"{lab}: {o.error}" for lab, o in zip(labels, row, strict=True) if o.error]
     if rubric is None or len(answered) * 2 <= len(row):
-        if len(set(o.error for o in row)) == 1 and row[0].error:
+        if len({o.error for o in row}) == 1 and row[0].error:
             out.error = row[0].error  # the same reason for every judge (no rubric, no response)
         else:
             out.error = f"{len(answered)} of {len(row)} judges answered; " + "; ".join(failed)
