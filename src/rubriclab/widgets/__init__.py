@@ -1,15 +1,24 @@
 """Notebook views (anywidget): one module per view, traits as the only contract with the JS.
 
 ``ResultTable`` (the whole result), ``Explanation`` (one case), ``RubricEditor`` (edit rubrics),
-``PairwiseView`` (candidate vs baseline) and ``CalibrationView`` (judge vs people).
+``PairwiseView`` (candidate vs baseline), ``CalibrationView`` (judge vs people) and
+``ComparisonView`` (run B vs run A).
 """
 
 from __future__ import annotations
 
 from .calibration_view import CalibrationView
+from .comparison_view import ComparisonView
 from .explanation import Explanation
 from .pairwise_view import PairwiseView
 from .result_table import ResultTable
 from .rubric_editor import RubricEditor
 
-__all__ = ["CalibrationView", "Explanation", "PairwiseView", "ResultTable", "RubricEditor"]
+__all__ = [
+    "CalibrationView",
+    "ComparisonView",
+    "Explanation",
+    "PairwiseView",
+    "ResultTable",
+    "RubricEditor",
+]

@@ -1,0 +1,351 @@
+"""``ComparisonView``: run B against run A, where each changed and by how much.
+
+Per metric and per criterion, the difference (B minus A) with its bootstrap interval as a bar,
+sorted by the largest change; click a metric to list its cases by the size of their change,
+and a case to read both runs' critiques side by side. The static form (no scripts) carries the
+same tables for reports, GitHub and nbviewer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import traitlets
+
+from ._assets import EsmBundle
+from ._base import RubricView
+from ._cells import plain, text_of
+from ._static import esc, mock_html
+
+if TYPE_CHECKING:
+    from ..compare import Comparison
+
+__all__ = ["ComparisonView", "comparison_html", "comparison_text"]
+
+MAX_LISTED = 500
+_TEXT_FIELDS = ("prompt", "response", "reference")
+
+
+class ComparisonView(RubricView):
+    """Deltas per metric and criterion with intervals; both critiques of one case side by side."""
+
+    _esm = EsmBundle("comparison_view")
+
+    names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    overview = traitlets.Dict().tag(sync=True)
+    metrics = traitlets.List(traitlets.Dict()).tag(sync=True)
+    criteria = traitlets.List(traitlets.Dict()).tag(sync=True)
+    metric = traitlets.Unicode("").tag(sync=True)
+    cases = traitlets.List(traitlets.Dict()).tag(sync=True)
+    case_total = traitlets.Int(0).tag(sync=True)
+    item = traitlets.Int(-1).tag(sync=True)
+    detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+
+    def __init__(self, comparison: Comparison, *, title: str | None = None) -> None:
+        self._comparison = comparison
+        self._listed: list[Any] = []
+        a, b = comparison.names
+        rows = _metric_rows(comparison)
+        super().__init__(
+            title=title or f"{b} vs {a}",
+            names=[a, b],
+            is_mock=bool(comparison.a.is_mock or comparison.b.is_mock),
+            judge=comparison.b.judge if comparison.b.is_mock else comparison.a.judge,
+            overview=_overview(comparison),
+            metrics=rows,
+            criteria=_criteria_rows(comparison),
+        )
+        if rows:
+            self.metric = rows[0]["metric"]  # the largest change is listed first
+
+    @traitlets.validate("metric")
+    def _valid_metric(self, proposal: Any) -> str:
+        value = str(proposal["value"])
+        if value and value not in self._comparison.metric_names:
+            raise traitlets.TraitError(
+                f"no metric {value!r} in this comparison ({', '.join(self._comparison.metric_names)})"
+            )
+        return value
+
+    @traitlets.observe("metric")
+    def _on_metric(self, change: Any) -> None:
+        with self.hold_sync():
+            self.item = -1
+            self.detail = None  # type: ignore[assignment]
+            listed = _case_rows(self._comparison, str(change["new"])) if change["new"] else []
+            self.case_total = len(listed)
+            self._listed = [r["key_value"] for r in listed[:MAX_LISTED]]
+            self.cases = [{k: v for k, v in r.items() if k != "key_value"} for r in listed][
+                :MAX_LISTED
+            ]
+
+    @traitlets.observe("item")
+    def _on_item(self, change: Any) -> None:
+        pos = int(change["new"])
+        if pos < 0 or pos >= len(self._listed):
+            self.detail = None  # type: ignore[assignment]
+            return
+        self.detail = case_detail(self._comparison, self._listed[pos], self.metric)
+
+    def static_text(self) -> str:
+        return comparison_text(self._comparison, self.title)
+
+    def static_html(self) -> str:
+        return comparison_html(self._comparison, self.title)
+
+
+# -- payloads --------------------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> Any:
+    if value is None or isinstance(value, str | bool):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return plain(value)
+    return None if math.isnan(number) or math.isinf(number) else number
+
+
+def _overview(c: Comparison) -> dict[str, Any]:
+    return {
+        "cases": len(c.table),
+        "only_a": len(c.only_a),
+        "only_b": len(c.only_b),
+        "errored": len(c.errored),
+        "confidence": c.confidence,
+        "metrics_only_in_one": list(c.metrics_only_in_one),
+    }
+
+
+def _by_change(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: -abs(r["diff"]) if r.get("diff") is not None else 1.0)
+
+
+def _metric_rows(c: Comparison) -> list[dict[str, Any]]:
+    rows = []
+    for name, row in c.summary.iterrows():
+        out = {"metric": str(name)}
+        out.update({str(k): _finite(v) for k, v in row.items()})
+        out["kind"] = c.b.metric(str(name)).kind
+        rows.append(out)
+    return _by_change(rows)
+
+
+def _criteria_rows(c: Comparison) -> list[dict[str, Any]]:
+    return [{str(k): _finite(v) for k, v in r.items()} for r in c.criteria.to_dict("records")]
+
+
+def _case_rows(c: Comparison, metric: str) -> list[dict[str, Any]]:
+    t = c.table
+    rows = []
+    for key, r in t.iterrows():
+        rows.append(
+            {
+                "key": text_of(key, 120),
+                "key_value": key,
+                "score_a": _finite(r.get(f"{metric}/score_a")),
+                "score_b": _finite(r.get(f"{metric}/score_b")),
+                "diff": _finite(r.get(f"{metric}/diff")),
+                "verdict_a": _text_or_none(r.get(f"{metric}/verdict_a")),
+                "verdict_b": _text_or_none(r.get(f"{metric}/verdict_b")),
+                "error_a": _text_or_none(r.get(f"{metric}/error_a"), 200),
+                "error_b": _text_or_none(r.get(f"{metric}/error_b"), 200),
+            }
+        )
+    # the largest change first; errored rows (no difference) after every paired row
+    return sorted(rows, key=lambda r: -abs(r["diff"]) if r["diff"] is not None else 1.0)
+
+
+def _text_or_none(value: Any, limit: int = 120) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return text_of(value, limit)
+
+
+def case_detail(c: Comparison, key: Any, metric: str) -> dict[str, Any]:
+    """Both runs' critiques of one case under one metric, as plain text fields."""
+    row_a, row_b = c.case_rows(key)
+    sides = []
+    for name, row in zip(c.names, (row_a, row_b), strict=True):
+        if row is None:
+            sides.append({"name": name, "missing": True})
+            continue
+        criteria = []
+        for crit in row.get(f"{metric}/criteria") or []:
+            if isinstance(crit, Mapping):
+                criteria.append(
+                    {
+                        "name": text_of(crit.get("name"), 80),
+                        "question": text_of(crit.get("question"), 400),
+                        "label": text_of(crit.get("label", crit.get("winner")), 120),
+                        "level": _finite(crit.get("level")),
+                        "evidence": text_of(crit.get("evidence"), 600),
+                        "reasoning": text_of(crit.get("reasoning"), 600),
+                    }
+                )
+        sides.append(
+            {
+                "name": name,
+                "score": _finite(row.get(f"{metric}/score")),
+                "verdict": _text_or_none(row.get(f"{metric}/verdict")),
+                "error": _text_or_none(row.get(f"{metric}/error"), 600),
+                "rationale": text_of(row.get(f"{metric}/rationale"), 2000),
+                "criteria": criteria,
+                "fields": [
+                    {"name": f, "text": text_of(row.get(f), 4000)}
+                    for f in _TEXT_FIELDS
+                    if row.get(f) is not None
+                ],
+            }
+        )
+    return {"key": text_of(key, 120), "metric": metric, "sides": sides}
+
+
+# -- static forms ------------------------------------------------------------------------------------
+
+_TH = "text-align:left; padding:3px 8px; border-bottom:1px solid var(--jp-border-color2, #e0e0e0); color:var(--jp-ui-font-color2, #666);"
+_TD = "text-align:left; vertical-align:top; padding:3px 8px; border-bottom:1px solid var(--jp-border-color2, #e0e0e0); font-variant-numeric:tabular-nums;"
+_WRAP = "font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; color: var(--jp-ui-font-color1, #333);"
+
+
+def _pct(value: Any, signed: bool = False) -> str:
+    number = _finite(value)
+    if not isinstance(number, float | int):
+        return "n/a"
+    shown = round(100 * float(number), 1) + 0.0
+    return f"{'+' if signed and shown > 0 else ''}{shown:.1f}%"
+
+
+def _level(value: Any) -> str:
+    number = _finite(value)
+    return "n/a" if not isinstance(number, float | int) else f"{float(number):+.2f}"
+
+
+def _interval(row: Mapping[str, Any], fmt: Any) -> str:
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    return f"[{fmt(lo, True) if fmt is _pct else fmt(lo)}, {fmt(hi, True) if fmt is _pct else fmt(hi)}]"
+
+
+def _pass_text(row: Mapping[str, Any]) -> str:
+    if _finite(row.get("pass_a")) is None:
+        return ""
+    p = _finite(row.get("mcnemar_p"))
+    return (
+        f"{_pct(row.get('pass_a'))} → {_pct(row.get('pass_b'))} "
+        f"({_pct(row.get('pass_diff'), True)}; McNemar p = {'n/a' if p is None else f'{p:.3g}'})"
+    )
+
+
+def _counts(row: Mapping[str, Any]) -> str:
+    return f"{int(row['better'])} / {int(row['same'])} / {int(row['worse'])}"
+
+
+def comparison_text(c: Comparison, title: str = "") -> str:
+    text = c.summary_text()
+    return f"{title}\n{text}" if title else text
+
+
+def comparison_html(c: Comparison, title: str = "") -> str:
+    """The comparison as HTML with no scripts: metrics, criteria and the most changed cases."""
+    a, b = c.names
+    pct = int(round(100 * c.confidence))
+    out = [f'<div class="rubriclab-static rl-comparison-static" style="{_WRAP}">']
+    out.append(mock_html(c.a.is_mock or c.b.is_mock, c.b.judge if c.b.is_mock else c.a.judge))
+    out.append(
+        f'<div style="font-weight:600; font-size:15px;">{esc(title or f"{b} vs {a}")}</div>'
+        f"<div>{len(c.table)} cases paired (differences are {esc(b)} − {esc(a)}); only in "
+        f"{esc(a)}: {len(c.only_a)}; only in {esc(b)}: {len(c.only_b)}; errored rows left out: "
+        f"{len(c.errored)}</div>"
+    )
+    head = (
+        "metric",
+        esc(a),
+        esc(b),
+        "difference",
+        f"{pct}% interval",
+        "better / same / worse",
+        "pass rate",
+    )
+    out.append('<table style="border-collapse:collapse; margin:6px 0;"><tr>')
+    out.extend(f'<th style="{_TH}">{h}</th>' for h in head)
+    out.append("</tr>")
+    for row in _metric_rows(c):
+        out.append(
+            "<tr>"
+            + "".join(
+                f'<td style="{_TD}">{esc(v)}</td>'
+                for v in (
+                    row["metric"],
+                    _pct(row.get("mean_a")),
+                    _pct(row.get("mean_b")),
+                    _pct(row.get("diff"), True),
+                    _interval(row, _pct),
+                    _counts(row),
+                    _pass_text(row),
+                )
+            )
+            + "</tr>"
+        )
+    out.append("</table>")
+    crit = _criteria_rows(c)
+    if crit:
+        out.append(
+            "<div><b>Per criterion</b> (mean level difference, largest change first)</div>"
+            '<table style="border-collapse:collapse; margin:6px 0;"><tr>'
+        )
+        out.extend(
+            f'<th style="{_TH}">{h}</th>'
+            for h in ("metric", "criterion", "difference", f"{pct}% interval", "b / s / w")
+        )
+        out.append("</tr>")
+        for row in crit:
+            out.append(
+                "<tr>"
+                + "".join(
+                    f'<td style="{_TD}">{esc(v)}</td>'
+                    for v in (
+                        row["metric"],
+                        row["criterion"],
+                        _level(row.get("diff")),
+                        _interval(row, _level),
+                        _counts(row),
+                    )
+                )
+                + "</tr>"
+            )
+        out.append("</table>")
+    out.append(_changed_cases_html(c))
+    out.append("</div>")
+    return "".join(out)
+
+
+def _changed_cases_html(c: Comparison, limit: int = 10) -> str:
+    parts: list[str] = []
+    for metric in c.metric_names:
+        rows = [r for r in _case_rows(c, metric) if r["diff"]][:limit]
+        if not rows:
+            continue
+        parts.append(
+            f"<div><b>{esc(metric)}</b>: the most changed cases</div>"
+            '<table style="border-collapse:collapse; margin:4px 0 8px;"><tr>'
+            + "".join(
+                f'<th style="{_TH}">{h}</th>'
+                for h in ("case", esc(c.names[0]), esc(c.names[1]), "difference")
+            )
+            + "</tr>"
+        )
+        for r in rows:
+            cells = (
+                r["key"],
+                f"{_pct(r['score_a'])} {r['verdict_a'] or ''}".strip(),
+                f"{_pct(r['score_b'])} {r['verdict_b'] or ''}".strip(),
+                _pct(r["diff"], True),
+            )
+            parts.append(
+                "<tr>" + "".join(f'<td style="{_TD}">{esc(v)}</td>' for v in cells) + "</tr>"
+            )
+        parts.append("</table>")
+    return "".join(parts)
