@@ -166,7 +166,7 @@ class Comparison:
                 f"--fail-if-worse: no metric {metric!r} in both runs "
                 f"(compared: {', '.join(self.metric_names)})"
             )
-        row: dict[str, Any] = self.summary.loc[metric].to_dict()
+        row = {str(k): v for k, v in self.summary.loc[metric].to_dict().items()}
         a, b = self.names
         if int(row["pairs"]) == 0:
             return f"{metric}: no case scored in both runs ({int(row['errored'])} errored)"

@@ -251,7 +251,7 @@ def comparison_text(c: Comparison, title: str = "") -> str:
 def comparison_html(c: Comparison, title: str = "") -> str:
     """The comparison as HTML with no scripts: metrics, criteria and the most changed cases."""
     a, b = c.names
-    pct = int(round(100 * c.confidence))
+    pct = round(100 * c.confidence)
     out = [f'<div class="rubriclab-static rl-comparison-static" style="{_WRAP}">']
     out.append(mock_html(c.a.is_mock or c.b.is_mock, c.b.judge if c.b.is_mock else c.a.judge))
     out.append(
