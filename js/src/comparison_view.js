@@ -33,6 +33,9 @@ function bar(r, span) {
   return el;
 }
 
+// the bar keeps a readable width; the figures beside it wrap instead of squeezing it
+const GRID = "grid-template-columns:max-content minmax(160px,1fr) minmax(0,2fr)";
+
 /** @param {any[]} rows */
 const spanOf = (rows, floor) => Math.max(floor, ...rows.flatMap((r) => [r.ci_low, r.ci_high, r.diff].filter(isNum).map(Math.abs)));
 
@@ -50,7 +53,7 @@ export function metricBars(model) {
     h("div", { class: "rl-h" }, `Per metric: ${names[1]} − ${names[0]} (mean, ${conf}% bootstrap interval)`),
     h(
       "div",
-      { class: "rl-bars rl-metric-bars" },
+      { class: "rl-bars rl-metric-bars", style: GRID },
       rows.map((r) => {
         const pass = isNum(r.pass_a) ? ` · pass ${pct(r.pass_a)} → ${pct(r.pass_b)} (McNemar p = ${isNum(r.mcnemar_p) ? r.mcnemar_p.toPrecision(2) : "n/a"})` : "";
         const errs = r.errored ? ` · ${r.errored} errored` : "";
@@ -94,7 +97,7 @@ export function criterionBars(rows) {
     h("div", { class: "rl-h" }, "Per criterion: mean level difference (interval), largest change first"),
     h(
       "div",
-      { class: "rl-bars rl-criterion-bars" },
+      { class: "rl-bars rl-criterion-bars", style: GRID },
       rows.map((r) => [
         h("span", { class: "rl-cname", dataset: { criterion: r.criterion } }, `${r.metric} · ${r.criterion}`),
         bar(r, span),
