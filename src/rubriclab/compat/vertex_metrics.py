@@ -144,9 +144,17 @@ class _CritiqueMetric:
 
 
 class PointwiseMetric(_CritiqueMetric):
-    """One response judged per row. The default parser reads Vertex's ``<question>`` blocks."""
+    """One response judged per row. The default parser reads Vertex's ``<question>`` blocks;
+    a template without ``{rubrics}`` is Vertex's classic metric (a score and an explanation)."""
 
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pointwise"
+
+    def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
+        if "rubrics" not in self.placeholders:
+            from .vertex_classic import parse_pointwise_score_result
+
+            return parse_pointwise_score_result(texts)
+        return vertex_utils.parse_pointwise_rubric_result(texts)
 
 
 class PairwiseMetric(_CritiqueMetric):
@@ -159,6 +167,10 @@ class PairwiseMetric(_CritiqueMetric):
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pairwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
+        if "rubrics" not in self.placeholders:  # classic: CANDIDATE / BASELINE / TIE
+            from .vertex_classic import parse_pairwise_choice_result
+
+            return parse_pairwise_choice_result(texts)
         return vertex_utils.parse_pairwise_rubric_result(texts)
 
     def __init__(

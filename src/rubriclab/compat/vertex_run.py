@@ -22,6 +22,7 @@ from ..judges.specs import PROVIDERS
 from ..result import RunStats
 from ..templates import TemplateError, format_braces
 from . import vertex_utils
+from .vertex_classic import CHOICES
 from .vertex_metrics import AutoraterConfig, PairwiseMetric, RubricBasedMetric
 
 if TYPE_CHECKING:
@@ -320,6 +321,7 @@ async def critique(
 
 
 _POINTWISE_KEYS = ("score", "rubric_verdict_pairs")
+_CLASSIC_CHOICE = {v: k for k, v in CHOICES.items()}
 _PAIRWISE_KEYS = (
     "pairwise_choice",
     "score",
@@ -372,7 +374,7 @@ def _tabulate(out: Critiqued, metric: _CritiqueMetric, state: list[_Row], pairwi
         error = st.error or ("; ".join(errors) if errors else None)
         score = None if error else first.get("score")
         put(f"{m}/raw_output", i, list(st.raw) if st.raw else None)
-        put(f"{m}/rationale", i, "")
+        put(f"{m}/rationale", i, first.get("explanation") or "")  # classic metrics explain
         put(f"{m}/passed", i, None)
         if pairwise:
             swapped = st.parsed[1] if len(st.parsed) > 1 else None
@@ -384,7 +386,9 @@ def _tabulate(out: Critiqued, metric: _CritiqueMetric, state: list[_Row], pairwi
                     error = "the swapped-order critique has no score"
             cand = _criteria(first.get("candidate_rubric_verdict_pairs"))
             base = _criteria(first.get("baseline_rubric_verdict_pairs"))
-            if score is not None:
+            if score is not None and first.get("pairwise_choice") in CHOICES:  # classic
+                put(f"{m}/pairwise_choice", i, _CLASSIC_CHOICE[float(score)])
+            elif score is not None:
                 put(f"{m}/pairwise_choice", i, vertex_utils.CHOICE_SENTENCES.get(float(score)))
             put(f"{m}/swap_consistent", i, consistent)
             put(f"{m}/candidate_criteria", i, cand or None)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..data import to_frame
 from ..judges import Judge
+from ..metrics.computation import COMPUTATION, ComputationMetric
 from ..result import EvalResult as _Result
 from ..result import MetricInfo, RunStats, _plain
 from ..templates import TemplateError, format_braces
@@ -27,7 +28,7 @@ from .vertex_run import GEN_ERROR, RUBRICS, add_rubrics, critique, model_for, pi
 
 __all__ = ["EvalResult", "EvalTask"]
 
-AnyMetric = RubricBasedMetric | PointwiseMetric | PairwiseMetric
+AnyMetric = RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric | str
 ModelArg = Judge | str | Callable[[str], Any] | None
 
 _VERTEX_FIELDS = (
@@ -103,17 +104,21 @@ class EvalTask:
         autorater_config: AutoraterConfig | None = None,
     ) -> None:
         self.dataset = to_frame(dataset).copy()
-        self.metrics = list(metrics)
+        self.metrics = [
+            _computation(m, n) if isinstance(m, str) else m for n, m in enumerate(metrics)
+        ]
         if not self.metrics:
             raise ValueError("EvalTask needs at least one metric")
         for n, metric in enumerate(self.metrics):
-            if not isinstance(metric, RubricBasedMetric | PointwiseMetric | PairwiseMetric):
+            if not isinstance(
+                metric, RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric
+            ):
                 raise TypeError(
                     f"metrics[{n}] is {metric!r}: the Vertex layer runs RubricBasedMetric, "
-                    "PointwiseMetric and PairwiseMetric (computation metrics such as "
-                    "'exact_match' are not provided)"
+                    "PointwiseMetric, PairwiseMetric and computation metrics by name "
+                    f"({', '.join(COMPUTATION)})"
                 )
-        names = [m.metric_name for m in self.metrics]
+        names = [_name(m) for m in self.metrics]
         if len(set(names)) != len(names):
             raise ValueError(f"metric names must be unique, got {names}")
         self.experiment = experiment
@@ -168,13 +173,18 @@ class EvalTask:
         from ..evaluate import _generate_responses
 
         task_judge = self.autorater_config.autorater_model if self.autorater_config else None
-        default = pick_judge(task_judge, judge)
+        judged = model is not None or any(
+            not isinstance(m, ComputationMetric) for m in self.metrics
+        )
+        default = pick_judge(task_judge, judge) if judged else None  # computation needs none
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
         if model is not None:
             frame = await _generate_responses(frame, model_for(model, default), None)
         for metric in self.metrics:
+            if isinstance(metric, ComputationMetric):
+                continue
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             if (
                 isinstance(critic, PairwiseMetric)
@@ -188,8 +198,14 @@ class EvalTask:
                 )
         stats = RunStats()
         infos: list[MetricInfo] = []
-        any_mock = default.is_mock
+        any_mock = default is not None and default.is_mock
+        described = default.describe() if default is not None else "no judge (computation metrics)"
         for metric in self.metrics:
+            if isinstance(metric, ComputationMetric):  # no judge: scored against `reference`
+                for column, values in _computed(metric, frame).items():
+                    frame[column] = pd.Series(values, index=frame.index)
+                infos.append(MetricInfo(metric.name, metric.kind, None, metric.description))
+                continue
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             name = critic.metric_name
             if isinstance(metric, RubricBasedMetric):
@@ -212,12 +228,10 @@ class EvalTask:
             "run": run_name,
             "experiment": self.experiment,
         }
-        result = _Result(
-            frame, infos, judge=default.describe(), is_mock=any_mock, stats=stats, meta=meta
-        )
+        result = _Result(frame, infos, judge=described, is_mock=any_mock, stats=stats, meta=meta)
         summary = _summary_metrics(result)
         table = _vertex_table(frame, [i.name for i in infos], self.dataset.columns)
-        metadata = {"run_name": run_name, "judge": default.describe(), "is_mock": any_mock}
+        metadata = {"run_name": run_name, "judge": described, "is_mock": any_mock}
         path = _write(self.output_uri_prefix, run_name, summary, table, result)
         return EvalResult(summary, table, metadata, result, path)
 
@@ -247,6 +261,46 @@ class EvalTask:
                     raise ValueError(f"row {i}: {exc}") from None
             frame["prompt"] = prompts
         return frame
+
+
+def _computation(name: str, position: int) -> ComputationMetric:
+    """A computation metric by its Vertex name (``"exact_match"``, ``"bleu"``, ``"rouge_l_sum"``)."""
+    metric = COMPUTATION.get(name.strip().lower())
+    if metric is None:
+        raise ValueError(
+            f"metrics[{position}] {name!r} is not a computation metric rubriclab provides; "
+            f"choose one of: {', '.join(COMPUTATION)}"
+        )
+    return metric
+
+
+def _name(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric) -> str:
+    return metric.name if isinstance(metric, ComputationMetric) else metric.metric_name
+
+
+def _computed(metric: ComputationMetric, frame: pd.DataFrame) -> dict[str, list[Any]]:
+    """``{metric}/score`` (and our ``error`` / ``rationale``) for every row of ``frame``."""
+    if metric.reference_column not in frame.columns:
+        raise ValueError(
+            f"metric {metric.name!r} compares the response with a {metric.reference_column!r} "
+            "column, and the dataset has none (add it, or map yours with metric_column_mapping)"
+        )
+    if "response" not in frame.columns:
+        raise ValueError(f"metric {metric.name!r} needs a 'response' column (or model=...)")
+    outcomes = [
+        metric.score_one(_cell(r), _cell(ref))
+        for r, ref in zip(frame["response"], frame[metric.reference_column], strict=True)
+    ]
+    m = metric.name
+    return {
+        f"{m}/score": [o.score for o in outcomes],
+        f"{m}/error": [o.error for o in outcomes],
+        f"{m}/rationale": [o.rationale for o in outcomes],
+    }
+
+
+def _cell(value: Any) -> str | None:
+    return None if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
 
 
 def _run_name(output_file_name: str | None) -> str:
