@@ -82,7 +82,7 @@ def test_computation_metrics_by_name_as_in_vertexai() -> None:
 
 def test_unknown_computation_name_and_missing_reference() -> None:
     data = pd.DataFrame({"prompt": ["q"], "response": ["a"]})
-    with pytest.raises(ValueError, match="not a computation metric.*exact_match"):
+    with pytest.raises(ValueError, match=r"not a computation metric.*exact_match"):
         EvalTask(dataset=data, metrics=["meteor"])
     with pytest.raises(ValueError, match="'reference' column"):
         EvalTask(dataset=data, metrics=["rouge_1"]).evaluate()
