@@ -59,21 +59,19 @@ def test_differences_are_b_minus_a_per_case_with_bootstrap_interval() -> None:
     assert again.summary.loc["m", "ci_low"] == row["ci_low"]  # seeded
 
 
-def test_bootstrap_interval_matches_index_resampling() -> None:
-    rng = np.random.default_rng(7)
-    d = rng.choice([-0.5, -0.25, 0.0, 0.25, 0.5, 1.0], size=400)
-    low, high = paired_bootstrap(d, n_boot=20_000, seed=1)
-    idx = np.random.default_rng(2).integers(0, len(d), size=(20_000, len(d)))
-    ref_low, ref_high = np.quantile(d[idx].mean(axis=1), [0.025, 0.975])
-    width = ref_high - ref_low
-    assert abs(low - ref_low) < 0.05 * width
-    assert abs(high - ref_high) < 0.05 * width
-
-
-def test_bootstrap_with_many_distinct_values_matches_index_resampling() -> None:
-    d = np.random.default_rng(3).exponential(size=5000) - 0.9  # skewed, all values distinct
-    low, high = paired_bootstrap(d, n_boot=10_000, seed=4)
-    idx = np.random.default_rng(5).integers(0, len(d), size=(10_000, len(d)))
+@pytest.mark.parametrize(
+    "d",
+    [
+        # few distinct values (judge scores): exact multinomial resampling
+        np.random.default_rng(7).choice([-0.5, -0.25, 0.0, 0.25, 0.5, 1.0], size=400),
+        # skewed, every value distinct (ROUGE-like): stratified resampling
+        np.random.default_rng(3).exponential(size=5000) - 0.9,
+    ],
+    ids=["few-values", "all-distinct"],
+)
+def test_bootstrap_interval_matches_index_resampling(d: np.ndarray) -> None:
+    low, high = paired_bootstrap(d, n_boot=10_000, seed=1)
+    idx = np.random.default_rng(2).integers(0, len(d), size=(10_000, len(d)))
     ref_low, ref_high = np.quantile(d[idx].mean(axis=1), [0.025, 0.975])
     width = ref_high - ref_low
     assert abs(low - ref_low) < 0.05 * width

@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .agreement import to_python
 from .result import EvalResult, load_result
 
-__all__ = ["Comparison", "compare", "mcnemar_exact", "paired_bootstrap", "parse_gate"]
+__all__ = ["Comparison", "compare", "mcnemar_exact", "paired_bootstrap", "parse_gate", "percent"]
 
 #: resample through multinomial counts while the distinct values are at most this many
 _MULTINOMIAL_MAX_VALUES = 2048
@@ -151,8 +152,8 @@ class Comparison:
             "metrics": _records(self.summary.reset_index()),
             "criteria": _records(self.criteria),
             "errored": _records(self.errored),
-            "only_a": [_plain(v) for v in self.only_a],
-            "only_b": [_plain(v) for v in self.only_b],
+            "only_a": [to_python(v) for v in self.only_a],
+            "only_b": [to_python(v) for v in self.only_b],
             "metrics_only_in_one": self.metrics_only_in_one,
         }
 
@@ -172,8 +173,8 @@ class Comparison:
             return f"{metric}: no case scored in both runs ({int(row['errored'])} errored)"
         if float(row["diff"]) < -margin:
             return (
-                f"{metric}: {b} is {_pct(-float(row['diff']))} below {a} "
-                f"({_pct(row['mean_b'])} vs {_pct(row['mean_a'])}; margin {_pct(margin)})"
+                f"{metric}: {b} is {percent(-float(row['diff']))} below {a} "
+                f"({percent(row['mean_b'])} vs {percent(row['mean_a'])}; margin {percent(margin)})"
             )
         return None
 
@@ -185,18 +186,18 @@ class Comparison:
         pct = round(100 * self.confidence)
         for name, row in self.summary.iterrows():
             lines.append(
-                f"{name}: {_pct(row['mean_a'])} -> {_pct(row['mean_b'])}, "
-                f"diff {_pct(row['diff'], signed=True)} "
-                f"[{pct}% CI {_pct(row['ci_low'], signed=True)}, "
-                f"{_pct(row['ci_high'], signed=True)}] over {int(row['pairs'])} pairs; "
+                f"{name}: {percent(row['mean_a'])} -> {percent(row['mean_b'])}, "
+                f"diff {percent(row['diff'], signed=True)} "
+                f"[{pct}% CI {percent(row['ci_low'], signed=True)}, "
+                f"{percent(row['ci_high'], signed=True)}] over {int(row['pairs'])} pairs; "
                 f"better {int(row['better'])} / same {int(row['same'])} / "
                 f"worse {int(row['worse'])}"
                 + (f"; {int(row['errored'])} errored" if row["errored"] else "")
             )
             if not _missing(row.get("pass_a")):
                 lines.append(
-                    f"  pass rate {_pct(row['pass_a'])} -> {_pct(row['pass_b'])} "
-                    f"({_pct(row['pass_diff'], signed=True)}), McNemar exact p = "
+                    f"  pass rate {percent(row['pass_a'])} -> {percent(row['pass_b'])} "
+                    f"({percent(row['pass_diff'], signed=True)}), McNemar exact p = "
                     f"{row['mcnemar_p']:.3g} ({int(row['pass_a_only'])} pass in {a} only, "
                     f"{int(row['pass_b_only'])} in {b} only)"
                 )
@@ -398,12 +399,12 @@ def _keyed(t: pd.DataFrame, keys: list[str], label: str) -> pd.DataFrame:
     """The table indexed by the pairing key; a repeated key is an error (pairing is ambiguous)."""
     if keys:
         index: pd.Index = (
-            pd.Index(t[keys[0]].map(_plain), name=keys[0])
+            pd.Index(t[keys[0]].map(to_python), name=keys[0])
             if len(keys) == 1
-            else pd.MultiIndex.from_frame(t[keys].map(_plain))
+            else pd.MultiIndex.from_frame(t[keys].map(to_python))
         )
     else:
-        index = pd.Index([_plain(v) for v in t.index], name="row")
+        index = pd.Index([to_python(v) for v in t.index], name="row")
     dup = index[index.duplicated()]
     if len(dup):
         shown = ", ".join(repr(v) for v in list(dict.fromkeys(dup))[:5])
@@ -539,10 +540,10 @@ def _row_of(result: EvalResult, keys: list[str], key: Any) -> dict[str, Any] | N
         parts = key if isinstance(key, tuple) else (key,)
         mask = np.ones(len(t), dtype=bool)
         for k, v in zip(keys, parts, strict=True):
-            mask &= t[k].map(_plain).to_numpy() == v
+            mask &= t[k].map(to_python).to_numpy() == v
         hits = np.flatnonzero(mask)
     else:
-        hits = np.array([i for i, v in enumerate(t.index) if _plain(v) == key], dtype=int)
+        hits = np.array([i for i, v in enumerate(t.index) if to_python(v) == key], dtype=int)
     return result.case(int(hits[0])) if len(hits) else None
 
 
@@ -563,20 +564,12 @@ def _missing(value: Any) -> bool:
         return False
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _plain(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
+    return [{str(k): to_python(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
 
 
-def _pct(value: Any, *, signed: bool = False) -> str:
-    """0.75 -> '75.0%' (the display rule: data in 0-1, shown as percent)."""
+def percent(value: Any, signed: bool = False) -> str:
+    """0.75 -> '75.0%' (the display rule: data in 0-1, shown as percent); None -> 'n/a'."""
     if _missing(value):
         return "n/a"
     number = round(100 * float(value), 1) + 0.0

@@ -9,11 +9,12 @@ same tables for reports, GitHub and nbviewer.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from ..compare import percent as _pct
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import plain, text_of
@@ -211,14 +212,6 @@ _TD = "text-align:left; vertical-align:top; padding:3px 8px; border-bottom:1px s
 _WRAP = "font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; color: var(--jp-ui-font-color1, #333);"
 
 
-def _pct(value: Any, signed: bool = False) -> str:
-    number = _finite(value)
-    if not isinstance(number, float | int):
-        return "n/a"
-    shown = round(100 * float(number), 1) + 0.0
-    return f"{'+' if signed and shown > 0 else ''}{shown:.1f}%"
-
-
 def _level(value: Any) -> str:
     number = _finite(value)
     return "n/a" if not isinstance(number, float | int) else f"{float(number):+.2f}"
@@ -226,7 +219,9 @@ def _level(value: Any) -> str:
 
 def _interval(row: Mapping[str, Any], fmt: Any) -> str:
     lo, hi = row.get("ci_low"), row.get("ci_high")
-    return f"[{fmt(lo, True) if fmt is _pct else fmt(lo)}, {fmt(hi, True) if fmt is _pct else fmt(hi)}]"
+    if fmt is _pct:
+        return f"[{_pct(lo, True)}, {_pct(hi, True)}]"
+    return f"[{fmt(lo)}, {fmt(hi)}]"
 
 
 def _pass_text(row: Mapping[str, Any]) -> str:
@@ -248,6 +243,15 @@ def comparison_text(c: Comparison, title: str = "") -> str:
     return f"{title}\n{text}" if title else text
 
 
+def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], margin: str = "6px 0") -> str:
+    """A plain HTML table; every header and cell is escaped text."""
+    th = "".join(f'<th style="{_TH}">{esc(h)}</th>' for h in head)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{_TD}">{esc(v)}</td>' for v in r) + "</tr>" for r in rows
+    )
+    return f'<table style="border-collapse:collapse; margin:{margin};"><tr>{th}</tr>{body}</table>'
+
+
 def comparison_html(c: Comparison, title: str = "") -> str:
     """The comparison as HTML with no scripts: metrics, criteria and the most changed cases."""
     a, b = c.names
@@ -260,92 +264,48 @@ def comparison_html(c: Comparison, title: str = "") -> str:
         f"{esc(a)}: {len(c.only_a)}; only in {esc(b)}: {len(c.only_b)}; errored rows left out: "
         f"{len(c.errored)}</div>"
     )
-    head = (
-        "metric",
-        esc(a),
-        esc(b),
-        "difference",
-        f"{pct}% interval",
-        "better / same / worse",
-        "pass rate",
-    )
-    out.append('<table style="border-collapse:collapse; margin:6px 0;"><tr>')
-    out.extend(f'<th style="{_TH}">{h}</th>' for h in head)
-    out.append("</tr>")
-    for row in _metric_rows(c):
-        out.append(
-            "<tr>"
-            + "".join(
-                f'<td style="{_TD}">{esc(v)}</td>'
-                for v in (
-                    row["metric"],
-                    _pct(row.get("mean_a")),
-                    _pct(row.get("mean_b")),
-                    _pct(row.get("diff"), True),
-                    _interval(row, _pct),
-                    _counts(row),
-                    _pass_text(row),
-                )
-            )
-            + "</tr>"
+    head = ["metric", a, b, "difference", f"{pct}% interval", "better / same / worse", "pass rate"]
+    rows: list[tuple[Any, ...]] = [
+        (
+            r["metric"],
+            _pct(r.get("mean_a")),
+            _pct(r.get("mean_b")),
+            _pct(r.get("diff"), True),
+            _interval(r, _pct),
+            _counts(r),
+            _pass_text(r),
         )
-    out.append("</table>")
+        for r in _metric_rows(c)
+    ]
+    out.append(_table(head, rows))
     crit = _criteria_rows(c)
     if crit:
-        out.append(
-            "<div><b>Per criterion</b> (mean level difference, largest change first)</div>"
-            '<table style="border-collapse:collapse; margin:6px 0;"><tr>'
-        )
-        out.extend(
-            f'<th style="{_TH}">{h}</th>'
-            for h in ("metric", "criterion", "difference", f"{pct}% interval", "b / s / w")
-        )
-        out.append("</tr>")
-        for row in crit:
-            out.append(
-                "<tr>"
-                + "".join(
-                    f'<td style="{_TD}">{esc(v)}</td>'
-                    for v in (
-                        row["metric"],
-                        row["criterion"],
-                        _level(row.get("diff")),
-                        _interval(row, _level),
-                        _counts(row),
-                    )
-                )
-                + "</tr>"
+        out.append("<div><b>Per criterion</b> (mean level difference, largest change first)</div>")
+        head = ["metric", "criterion", "difference", f"{pct}% interval", "b / s / w"]
+        rows = [
+            (
+                r["metric"],
+                r["criterion"],
+                _level(r.get("diff")),
+                _interval(r, _level),
+                _counts(r),
             )
-        out.append("</table>")
-    out.append(_changed_cases_html(c))
+            for r in crit
+        ]
+        out.append(_table(head, rows))
+    for metric in c.metric_names:
+        changed = [r for r in _case_rows(c, metric) if r["diff"]][:10]
+        if changed:
+            out.append(f"<div><b>{esc(metric)}</b>: the most changed cases</div>")
+            rows = [
+                (
+                    r["key"],
+                    f"{_pct(r['score_a'])} {r['verdict_a'] or ''}".strip(),
+                    f"{_pct(r['score_b'])} {r['verdict_b'] or ''}".strip(),
+                    _pct(r["diff"], True),
+                )
+                for r in changed
+            ]
+            out.append(_table(["case", a, b, "difference"], rows, "4px 0 8px"))
     out.append("</div>")
     return "".join(out)
-
-
-def _changed_cases_html(c: Comparison, limit: int = 10) -> str:
-    parts: list[str] = []
-    for metric in c.metric_names:
-        rows = [r for r in _case_rows(c, metric) if r["diff"]][:limit]
-        if not rows:
-            continue
-        parts.append(
-            f"<div><b>{esc(metric)}</b>: the most changed cases</div>"
-            '<table style="border-collapse:collapse; margin:4px 0 8px;"><tr>'
-            + "".join(
-                f'<th style="{_TH}">{h}</th>'
-                for h in ("case", esc(c.names[0]), esc(c.names[1]), "difference")
-            )
-            + "</tr>"
-        )
-        for r in rows:
-            cells = (
-                r["key"],
-                f"{_pct(r['score_a'])} {r['verdict_a'] or ''}".strip(),
-                f"{_pct(r['score_b'])} {r['verdict_b'] or ''}".strip(),
-                _pct(r["diff"], True),
-            )
-            parts.append(
-                "<tr>" + "".join(f'<td style="{_TD}">{esc(v)}</td>' for v in cells) + "</tr>"
-            )
-        parts.append("</table>")
-    return "".join(parts)
