@@ -86,6 +86,12 @@ def test_json_match_keys_and_values() -> None:
     assert "not JSON" in bad.rationale
 
 
+def test_hostile_nesting_is_that_rows_error() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    assert "nested too deeply" in (rl.metrics.json_match.score_one(deep, "[]").error or "")
+    assert "nested too deeply" in (rl.metrics.json_match.score_one("[]", deep).error or "")
+
+
 def test_rows_without_reference_or_response_are_errors_not_zeros() -> None:
     assert rl.metrics.rouge_l.score_one(None, "x").error == "no response to score"
     assert "no 'reference'" in (rl.metrics.bleu.score_one("x", None).error or "")

@@ -165,6 +165,8 @@ class ComputationMetric:
             raise
         except ValueError as exc:
             return Outcome(error=str(exc))
+        except RecursionError:  # e.g. JSON nested thousands deep: that row's error, not a crash
+            return Outcome(error="the text is nested too deeply to compare")
         return Outcome(score=value, rationale=note)
 
     async def run_cases(
