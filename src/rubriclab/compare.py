@@ -399,12 +399,13 @@ def _keyed(t: pd.DataFrame, keys: list[str], label: str) -> pd.DataFrame:
     """The table indexed by the pairing key; a repeated key is an error (pairing is ambiguous)."""
     if keys:
         index: pd.Index = (
-            pd.Index(t[keys[0]].map(to_python), name=keys[0])
+            # object dtype: hashing plain Python keys beats arrow strings for pairing (isin)
+            pd.Index([to_python(v) for v in t[keys[0]].tolist()], dtype=object, name=keys[0])
             if len(keys) == 1
             else pd.MultiIndex.from_frame(t[keys].map(to_python))
         )
     else:
-        index = pd.Index([to_python(v) for v in t.index], name="row")
+        index = pd.Index([to_python(v) for v in t.index], dtype=object, name="row")
     dup = index[index.duplicated()]
     if len(dup):
         shown = ", ".join(repr(v) for v in list(dict.fromkeys(dup))[:5])
@@ -475,17 +476,24 @@ def _pass_figures(pa: pd.DataFrame, pb: pd.DataFrame, m: str, ok: np.ndarray) ->
 
 def _criterion_values(cell: Any) -> dict[str, float]:
     """Criterion -> value of one case: the level, or a pairwise winner as +1 / 0 / -1."""
-    if not isinstance(cell, list):
+    if type(cell) is not list:  # the common case (a list of dicts) is checked cheaply
         return {}
     out: dict[str, float] = {}
     for r in cell:
-        if not isinstance(r, Mapping) or "name" not in r:
+        if type(r) is not dict:
+            if not isinstance(r, Mapping):
+                continue
+            r = dict(r)
+        name = r.get("name")
+        if name is None:
             continue
         level = r.get("level")
-        if isinstance(level, int | float) and not isinstance(level, bool):
-            out[str(r["name"])] = float(level)
-        elif r.get("winner") in _WINNER_VALUE:
-            out[str(r["name"])] = _WINNER_VALUE[str(r["winner"])]
+        if isinstance(level, int | float) and type(level) is not bool:
+            out[str(name)] = float(level)
+        else:
+            winner = r.get("winner")
+            if winner in _WINNER_VALUE:
+                out[str(name)] = _WINNER_VALUE[str(winner)]
     return out
 
 
