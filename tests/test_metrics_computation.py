@@ -125,6 +125,16 @@ def test_beside_rubric_metrics_in_evaluate_with_the_column_contract(tmp_path) ->
     assert again.table["rouge_l/score"].iloc[0] == 1.0
 
 
+def test_computation_metrics_alone_need_no_judge_and_are_not_labelled_mock(monkeypatch) -> None:
+    monkeypatch.delenv("RUBRICLAB_JUDGE", raising=False)
+    df = pd.DataFrame({"prompt": ["q"], "response": ["a b c"], "reference": ["a b d"]})
+    result = rl.evaluate(df, [rl.metrics.rouge_1, rl.metrics.exact_match])
+    assert result.table["rouge_1/score"][0] == pytest.approx(2 / 3)
+    assert not result.is_mock
+    assert "no judge" in result.judge
+    assert "MOCK" not in result.summary_text()
+
+
 def test_a_custom_reference_column_and_no_reference_at_all() -> None:
     df = pd.DataFrame({"prompt": ["q"], "response": ["a b c"], "expected": ["a b c"]})
     metric = rl.metrics.exact_match.with_options(name="exact_expected", reference_column="expected")

@@ -51,7 +51,9 @@ async def aevaluate(
         return await aevaluate_traces(
             data, metrics, judge=judge, partition=partition or _default_partition(metrics)
         )
-    judge_obj = resolve_judge(judge)
+    # computation metrics alone need no judge (and must not be labelled with a mock one)
+    judged = not all(hasattr(m, "run_cases") for m in metrics)
+    judge_obj = resolve_judge(judge) if judged else None
     frame = to_frame(data).copy()
     if model is not None:
         frame = await _generate_responses(frame, model, mapping)
@@ -61,13 +63,14 @@ async def aevaluate(
     infos, stats, any_mock = await run_metrics(
         metrics, cases, judge_obj, table, lambda metric: [c.variables() for c in cases]
     )
-    return EvalResult(table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats)
+    described = judge_obj.describe() if judge_obj is not None else "no judge (computation metrics)"
+    return EvalResult(table, infos, judge=described, is_mock=any_mock, stats=stats)
 
 
 async def run_metrics(
     metrics: Sequence[Any],
     cases: Sequence[Case],
-    judge: Judge,
+    judge: Judge | None,
     table: pd.DataFrame,
     template_variables: Callable[[Any], list[dict[str, Any]]],
 ) -> tuple[list[MetricInfo], RunStats, bool]:
@@ -80,13 +83,15 @@ async def run_metrics(
 
     infos: list[MetricInfo] = []
     stats = RunStats()
-    any_mock = judge.is_mock
+    any_mock = judge is not None and judge.is_mock
     for metric in metrics:
         extra: dict[str, list[Any]] = {}
-        if getattr(metric, "kind", None) == "template":
-            outcomes, info = await run_template_metric(metric, template_variables(metric), judge)
-        elif hasattr(metric, "run_cases"):  # computation metrics: no judge call
+        if hasattr(metric, "run_cases"):  # computation metrics: no judge call
             outcomes, info = await metric.run_cases(cases, judge)
+        elif judge is None:
+            raise TypeError(f"not a metric: {metric!r}")
+        elif getattr(metric, "kind", None) == "template":
+            outcomes, info = await run_template_metric(metric, template_variables(metric), judge)
         else:
             if not isinstance(metric, RubricMetric):
                 raise TypeError(f"not a metric: {metric!r}")
