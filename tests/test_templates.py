@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from rubriclab import templates as T
+from rubriclab.traces import example_trace
 from rubriclab.templates import (
     PromptLibrary,
     PromptTooLong,
@@ -86,11 +87,53 @@ def refused(source: str, variables: dict[str, Any] | None = None) -> TemplateSec
 
 
 def test_seed_worked_example_reads_the_final_answer_of_a_trace() -> None:
+    trace = example_trace()
     out = render(
         "Final answer: {{ input_trace.roots()[0].output_messages[-1].text }}",
-        {"input_trace": make_trace()},
+        {"input_trace": trace},
     )
-    assert out == "Final answer: Revenue grew 12% in Q3."
+    assert out == "Final answer: " + trace.roots()[0].output_messages[-1].text
+    assert len(out) > len("Final answer: ") + 10
+
+
+def test_methods_of_objects_rubriclab_does_not_declare_safe_are_refused() -> None:
+    # a user's own dataclass: its fields read fine, its methods are not on the allowlist
+    assert render("{{ t.trace_id }}", {"t": make_trace()}) == "t1"
+    err = refused("{{ t.roots() }}", {"t": make_trace()})
+    assert "attribute 'roots' of 'Trace' object is unsafe" in str(err)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ s.model_dump_json(indent=10**9) }}",
+        "{{ s.model_dump() }}",
+        "{{ s.parse_raw('x') }}",
+        "{{ s.parse_file('/etc/hostname') }}",
+        "{{ s.model_copy() }}",
+        "{{ s.model_fields }}",
+        "{{ s.copy() }}",
+        "{{ s.json() }}",
+        "{{ s | map(attribute='model_dump_json') | list }}",
+    ],
+)
+def test_pydantic_methods_are_unreachable(source: str) -> None:
+    err = refused(source.replace("{{ s |", "{{ [s] |"), {"s": make_trace().spans[0]})
+    assert "is unsafe" in str(err)
+
+
+def test_rubric_models_read_as_data() -> None:
+    from rubriclab import Rubric
+
+    rubric = Rubric.checklist(["Is it short?", "Is it polite?"])
+    source = (
+        "{{ rubric.is_checklist }} {% for c in criteria %}{{ c.name }}={{ c.question }}"
+        "({{ c.levels | length }}) {% endfor %}{{ rubric.names | join(',') }}"
+    )
+    out = render(source, {"rubric": rubric, "criteria": rubric.criteria})
+    assert out.startswith("True q1=Is it short?")
+    for name in ("from_yaml", "save", "to_yaml", "score", "model_dump_json"):
+        assert "is unsafe" in str(refused("{{ rubric." + name + " }}", {"rubric": rubric}))
 
 
 def test_attribute_access_loops_and_allowed_filters_work_on_models() -> None:
