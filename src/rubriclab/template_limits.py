@@ -320,7 +320,40 @@ def _plain(name: str) -> Callable[..., Any]:
     return call
 
 
-_PLAIN_STR_METHODS = ["lower", "upper", "title", "capitalize", "casefold", "swapcase", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "startswith", "endswith", "find", "rfind", "index", "rindex", "count", "partition", "rpartition", "isalnum", "isalpha", "isascii", "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable", "isspace", "istitle", "isupper"]
+_PLAIN_STR_METHODS = [
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "casefold",
+    "swapcase",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "removeprefix",
+    "removesuffix",
+    "startswith",
+    "endswith",
+    "find",
+    "rfind",
+    "index",
+    "rindex",
+    "count",
+    "partition",
+    "rpartition",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isidentifier",
+    "islower",
+    "isnumeric",
+    "isprintable",
+    "isspace",
+    "istitle",
+    "isupper",
+]
 
 #: str methods a template may call; every other one (format, encode, translate...) is refused
 STR_METHODS: dict[str, Callable[..., Any]] = {name: _plain(name) for name in _PLAIN_STR_METHODS}

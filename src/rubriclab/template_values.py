@@ -203,9 +203,7 @@ def _declared_members() -> tuple[tuple[type, frozenset[str]], ...]:
         (Rubric, frozenset({"names", "is_checklist", "has_negative_weights"})),
         (
             Criterion,
-            frozenset(
-                {"is_yes_no", "question", "min_score", "max_score", "scores", "descriptor"}
-            ),
+            frozenset({"is_yes_no", "question", "min_score", "max_score", "scores", "descriptor"}),
         ),
         (Span, frozenset({"duration", "is_error", "input_text", "output_text", "summary"})),
         (

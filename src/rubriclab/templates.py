@@ -102,7 +102,6 @@ DEFAULT_MAX_PROMPT_CHARS = 100_000
 PROMPTS_DIR = Path(__file__).with_name("prompts")
 
 
-
 class TemplateError(Exception):
     """A template could not be compiled or rendered; the message names the template and line."""
 
@@ -486,7 +485,21 @@ class _GuardedCodeGenerator(CodeGenerator):
 
 #: attributes of ``loop`` inside a for-loop that templates may read
 _LOOP_MEMBERS = frozenset(
-    ["index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0", "previtem", "nextitem", "cycle", "changed"]
+    [
+        "index",
+        "index0",
+        "revindex",
+        "revindex0",
+        "first",
+        "last",
+        "length",
+        "depth",
+        "depth0",
+        "previtem",
+        "nextitem",
+        "cycle",
+        "changed",
+    ]
 )
 
 
@@ -607,9 +620,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                     "the % operator on text (printf-style formatting) is not available in "
                     "templates; join text with ~ and format numbers with the round or int filters"
                 )
-        elif (
-            operator == "**" and _is_int(left) and _is_int(right) and right > 0 and abs(left) > 1
-        ):
+        elif operator == "**" and _is_int(left) and _is_int(right) and right > 0 and abs(left) > 1:
             bits = abs(left).bit_length() * right
             if bits > MAX_INT_BITS:
                 raise refuse(
