@@ -13,7 +13,6 @@ import pytest
 from pydantic import BaseModel
 
 from rubriclab import templates as T
-from rubriclab.traces import example_trace
 from rubriclab.templates import (
     PromptLibrary,
     PromptTooLong,
@@ -24,6 +23,7 @@ from rubriclab.templates import (
     render,
     tojson,
 )
+from rubriclab.traces import example_trace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prompts"
 
