@@ -239,7 +239,28 @@ HOSTILE: dict[str, list[str]] = {
         "{% for i in range(10000) %}{{ ([input_trace] * 1000) | tojson | length }}{% endfor %}",
         "{% for n in items recursive %}{{ loop(items) }}{% endfor %}",
     ],
-    # 7. paths: includes and imports cannot reach files
+    # 7. output of macros and blocks, joined by Jinja itself, is bounded too
+    "blocks": [
+        "{% macro m() %}{% for i in range(10000) %}{{ big }}{% endfor %}{% endmacro %}"
+        "{{ m() | length }}",
+        "{% set b %}{% for i in range(10000) %}{{ big }}{% endfor %}{% endset %}{{ b | length }}",
+        "{% filter upper %}{% for i in range(10000) %}{{ big }}{% endfor %}{% endfilter %}",
+        "{% macro m() %}{{ caller() }}{{ caller() }}{% endmacro %}"
+        "{% call m() %}{% for i in range(9000) %}{{ big }}{% endfor %}{% endcall %}",
+        "{{ ('a ' * 600000) | wordwrap(10) | length }}",
+    ],
+    # 8. templates too big or too deep to compile quickly
+    "compile": [
+        "{{ x }}" * 14000,
+        "{% set a = (a,) %}" * 5000,
+        "{% set a = 1 %}" + "{% set a = (a,) %}" * 1200 + "{{ a == a }}{{ [a] | tojson }}{{ a }}",
+        "x" * 100_001,
+        "{{" + "(" * 5000 + "1" + ")" * 5000 + "}}",
+        "{{ x" + ".y" * 4000 + " }}",
+        "{{ x" + " | upper" * 4000 + " }}",
+        "{% set a = [] %}" + "{% set a = [a] %}" * 1500 + "{{ a | tojson }}{{ a == a }}",
+    ],
+    # 9. paths: includes and imports cannot reach files
     "includes": [
         "{% include '{secret}' %}",
         "{% include '../../../../../../..{secret}' %}",
@@ -281,6 +302,7 @@ def _child() -> None:
         "items": [1, 2, 3],
         "d": {"a": 1},
         "secret_path": job["secret"],
+        "big": "x" * 1_000_000,
         "row": {"count": np.int64(3), "when": pd.Timestamp("2025-01-01")},
     }
     for family, index, source in job["payloads"]:

@@ -31,7 +31,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 import jinja2.nodes
@@ -119,6 +119,9 @@ class TemplateError(Exception):
 
 
 MAX_TOJSON_INDENT = 16
+MAX_WORDWRAP_CHARS = 200_000  # wrapping is slow per character
+MAX_TEMPLATE_CHARS = 100_000  # source text of one template (text is cheap, tags are not)
+MAX_TEMPLATE_NODES = 5_000  # expressions and tags in one template: compiling is not free
 MAX_RENDER_TIMEOUT = 600.0  # the most a configured render budget may be, in seconds
 _OVERFLOW_COUNT_LIMIT = 20_000_000  # stop measuring a too-long prompt past this size
 
@@ -271,6 +274,10 @@ def _filter_wordwrap(
     break_on_hyphens: bool = True,
 ) -> str:
     text = _text(s, "wordwrap")
+    if len(text) > MAX_WORDWRAP_CHARS:
+        raise refuse(
+            f"wordwrap works on at most {MAX_WORDWRAP_CHARS:,} characters, got {len(text):,}"
+        )
     sep = environment.newline_sequence if wrapstring is None else _text(wrapstring, "wordwrap")
     if not isinstance(width, int) or width < 1:
         raise ValueError(f"wordwrap width must be a positive integer, got {width!r}")
@@ -332,11 +339,11 @@ def _text_first(name: str) -> Callable[..., Any]:
 
     @functools.wraps(original)
     def text_filter(*args: Any, **kwargs: Any) -> Any:
-        args = list(args)
+        given = list(args)
         at = 1 if getattr(original, "jinja_pass_arg", None) is not None else 0
-        if len(args) > at:
-            args[at] = _text(args[at], name)
-        return original(*args, **kwargs)
+        if len(given) > at:
+            given[at] = _text(given[at], name)
+        return original(*given, **kwargs)
 
     return text_filter
 
@@ -417,7 +424,7 @@ def _guarded_test(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _TESTS: dict[str, Callable[..., Any]] = {
-    name: _guarded_test(fn) for name, fn in jtests.TESTS.items()
+    name: _guarded_test(cast("Callable[..., Any]", fn)) for name, fn in jtests.TESTS.items()
 }
 
 
@@ -512,6 +519,18 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     intercepted_binops = frozenset({"*", "**", "+", "-", "%", "/", "//"})
     code_generator_class = _GuardedCodeGenerator
+
+    @staticmethod
+    def concat(parts: Iterable[str]) -> str:  # type: ignore[override]
+        """The output of a macro, ``caller()``, ``{% set %}`` or ``{% filter %}`` block, bounded."""
+        pieces = []
+        size = 0
+        for piece in parts:
+            size += len(piece)
+            check_chars(size, "a macro's or block's output")
+            pieces.append(piece)
+        tick()
+        return "".join(pieces)
 
     # -- reading -----------------------------------------------------------------------
     def getattr(self, obj: Any, attribute: str) -> Any:
@@ -657,7 +676,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             size += len(text)
             check_chars(size, "'~'")
             texts.append(text)
-        return check_result("".join(texts), "'~'")
+        joined = "".join(texts)
+        check_result(joined, "'~'")
+        return joined
 
     def guarded_literal(self, value: Any) -> Any:
         """A list, tuple or dict written in the template, counted like any built value."""
@@ -777,7 +798,8 @@ def _translate(exc: BaseException, default_name: str) -> TemplateError:
         )
     if isinstance(exc, RecursionError):
         return TemplateSecurityError(
-            "refused by the sandbox: recursion too deep (a recursive macro?)",
+            "refused by the sandbox: recursion too deep (a recursive macro or a deeply nested "
+            "expression?)",
             template=name,
             lineno=lineno,
         )
@@ -818,8 +840,21 @@ class Template:
         self.name = name or "<inline>"
         self.source = source
         env = _environment if _environment is not None else _default_library().environment
+        if len(source) > MAX_TEMPLATE_CHARS:
+            raise TemplateSecurityError(
+                f"the template is {len(source):,} characters; templates may be at most "
+                f"{MAX_TEMPLATE_CHARS:,}",
+                template=self.name,
+            )
         try:
             ast = env.parse(source, name=self.name)
+            nodes = sum(1 for _ in ast.find_all(jinja2.nodes.Node))
+            if nodes > MAX_TEMPLATE_NODES:
+                raise TemplateSecurityError(
+                    f"the template has {nodes:,} expressions and tags; templates may have at "
+                    f"most {MAX_TEMPLATE_NODES:,}",
+                    template=self.name,
+                )
             code = env.compile(ast, name=self.name, filename=f"<template {self.name}>")
             self._jinja = env.template_class.from_code(env, code, env.make_globals(None), None)
             undeclared = jmeta.find_undeclared_variables(ast)
@@ -924,9 +959,14 @@ class PromptLibrary:
         return sorted(p.stem for p in self.directory.glob("*.jinja") if p.is_file())
 
     def has(self, name: str) -> bool:
-        return name in self._loaded or (
-            _NAME_RE.fullmatch(name) is not None and (self.directory / f"{name}.jinja").is_file()
-        )
+        if name in self._loaded:
+            return True
+        if len(name) > 200 or _NAME_RE.fullmatch(name) is None:  # source text, not a name
+            return False
+        try:
+            return (self.directory / f"{name}.jinja").is_file()
+        except OSError:
+            return False
 
     def load(self, name: str) -> Template:
         """The prompt ``name`` (with or without ``.jinja``), compiled once."""
@@ -935,10 +975,10 @@ class PromptLibrary:
         if cached is not None:
             return cached
         path = self.directory / f"{key}.jinja"
-        if _NAME_RE.fullmatch(key) is None or not path.is_file():
+        if not self.has(key):
             known = ", ".join(self.names()) or "(none yet)"
             raise TemplateError(
-                f"no built-in template named {name!r} in {self.directory}; known: {known}"
+                f"no built-in template named {name[:80]!r} in {self.directory}; known: {known}"
             )
         template = Template(
             path.read_text(encoding="utf-8"), name=key, _environment=self.environment
