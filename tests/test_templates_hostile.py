@@ -374,8 +374,9 @@ def test_every_hostile_template_is_refused_fast_with_no_side_effect(tmp_path: Pa
     assert not canary.exists(), "a payload wrote the canary file or ran a command"
     assert len(results) == len(payloads)
     refused = sum(r["outcome"] == "refused" for r in results)
+    slowest = max(results, key=lambda r: r["seconds"])
     print(
         f"{len(results)} hostile templates: {refused} refused by the sandbox, "
         f"{len(results) - refused} other clean errors; slowest "
-        f"{max(r['seconds'] for r in results):.2f} s"
+        f"{slowest['seconds']:.2f} s ({slowest['family']} #{slowest['index']})"
     )

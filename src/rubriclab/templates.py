@@ -121,6 +121,7 @@ class TemplateError(Exception):
 MAX_TOJSON_INDENT = 16
 MAX_WORDWRAP_CHARS = 200_000  # wrapping is slow per character
 MAX_TEMPLATE_CHARS = 100_000  # source text of one template (text is cheap, tags are not)
+MAX_TEMPLATE_CODE_CHARS = 20_000  # characters inside tags: parsing them is the slow part
 MAX_TEMPLATE_NODES = 5_000  # expressions and tags in one template: compiling is not free
 MAX_RENDER_TIMEOUT = 600.0  # the most a configured render budget may be, in seconds
 _OVERFLOW_COUNT_LIMIT = 20_000_000  # stop measuring a too-long prompt past this size
@@ -521,7 +522,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     code_generator_class = _GuardedCodeGenerator
 
     @staticmethod
-    def concat(parts: Iterable[str]) -> str:  # type: ignore[override]
+    def concat(parts: Iterable[str]) -> str:
         """The output of a macro, ``caller()``, ``{% set %}`` or ``{% filter %}`` block, bounded."""
         pieces = []
         size = 0
@@ -846,6 +847,14 @@ class Template:
                 f"{MAX_TEMPLATE_CHARS:,}",
                 template=self.name,
             )
+        code_chars = sum(len(m) for m in _TAG_RE.findall(source))
+        if code_chars > MAX_TEMPLATE_CODE_CHARS:
+            raise TemplateSecurityError(
+                f"the template has {code_chars:,} characters inside {{{{ }}}} and {{% %}} tags; "
+                f"templates may have at most {MAX_TEMPLATE_CODE_CHARS:,} (plain text is not "
+                "limited this way)",
+                template=self.name,
+            )
         try:
             ast = env.parse(source, name=self.name)
             nodes = sum(1 for _ in ast.find_all(jinja2.nodes.Node))
@@ -937,6 +946,7 @@ def check_render_timeout(value: Any) -> float:
 # Built-in prompts
 # --------------------------------------------------------------------------------------
 
+_TAG_RE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
 
 
