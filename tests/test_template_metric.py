@@ -146,6 +146,8 @@ def test_config_schema_is_the_seed_contract_plus_name() -> None:
     assert schema["title"] == "CustomJudgeRubricConfig"
     props = dict(schema["properties"])
     name = props.pop("name")
+    timeout = props.pop("render_timeout")  # ours: the sandbox's time budget per render
+    assert timeout["default"] == 2.0 and timeout["type"] == "number"
     assert props == SEED_PROPERTIES
     assert name["default"] == "custom_judge_rubric" and name["type"] == "string"
     # every property defaulted: a default config can be derived from the schema alone
@@ -176,6 +178,8 @@ def test_unknown_keys_are_errors_naming_the_key(key: str, hint: str) -> None:
         ({"expected_variables": ["input_span", "input_trace"]}, "exactly one variable"),
         ({"expected_variables": []}, "exactly one variable"),
         ({"name": "a/b"}, "contain no '/'"),
+        ({"render_timeout": 0}, "render_timeout"),
+        ({"render_timeout": True}, "expected a number"),
         ({"judge_temperature": 2.5}, "between 0 and 2"),
         ({"timeout_seconds": 0}, "positive number"),
         ({"concurrency_limit": 0}, "at least 1"),

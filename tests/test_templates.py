@@ -512,3 +512,34 @@ def test_format_braces_values_are_inserted_verbatim_not_reformatted() -> None:
 def test_format_braces_refuses_over_long_prompts() -> None:
     with pytest.raises(PromptTooLong):
         format_braces("{a}", {"a": "x" * 2000}, max_prompt_chars=1000)
+
+
+# --- the time budget per render -----------------------------------------------------------
+
+
+def test_a_render_past_its_time_budget_is_refused_and_the_budget_is_configurable() -> None:
+    slow = "{% for i in range(10000) %}{{ range(10000) | list | sort | length }}{% endfor %}"
+    start = time.perf_counter()
+    with pytest.raises(TemplateSecurityError, match=r"time budget of 0\.2 s \(render_timeout\)"):
+        render(slow, {}, render_timeout=0.2)
+    assert time.perf_counter() - start < 1.5
+    assert render("{{ range(3) | list | sort | length }}", {}, render_timeout=0.2) == "3"
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "2", 601, float("nan")])
+def test_render_timeout_must_be_a_sensible_number_of_seconds(bad: Any) -> None:
+    with pytest.raises(ValueError, match="render_timeout"):
+        render("x", {}, render_timeout=bad)
+
+
+def test_output_of_macros_and_blocks_is_bounded() -> None:
+    source = "{% macro m() %}{% for i in range(100) %}{{ big }}{% endfor %}{% endmacro %}{{ m() }}"
+    assert "a macro's or block's output" in str(refused(source, {"big": "x" * 100_000}))
+
+
+def test_oversized_and_overdense_templates_are_refused_before_compiling() -> None:
+    with pytest.raises(TemplateSecurityError, match="at most 100,000"):
+        Template("x" * 100_001)
+    with pytest.raises(TemplateSecurityError, match="inside {{ }} and {% %} tags"):
+        Template("{{ x }}" * 4000)
+    assert Template("text " * 19_000 + "{{ x }}").render({"x": 1}).endswith("text 1")
