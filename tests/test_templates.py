@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import resource
 import time
 from pathlib import Path
@@ -540,6 +541,6 @@ def test_output_of_macros_and_blocks_is_bounded() -> None:
 def test_oversized_and_overdense_templates_are_refused_before_compiling() -> None:
     with pytest.raises(TemplateSecurityError, match="at most 100,000"):
         Template("x" * 100_001)
-    with pytest.raises(TemplateSecurityError, match="inside {{ }} and {% %} tags"):
+    with pytest.raises(TemplateSecurityError, match=re.escape("inside {{ }} and {% %} tags")):
         Template("{{ x }}" * 4000)
     assert Template("text " * 19_000 + "{{ x }}").render({"x": 1}).endswith("text 1")
