@@ -100,22 +100,22 @@ def test_run_config_paths_stay_in_the_config_folder(
     tmp_path: Path, metric: str, data: str, key: str
 ) -> None:
     config = load_config(_project(tmp_path, metric, data))
+    build = config.data_path if key == "data" else config.build_metrics
     with pytest.raises(ConfigError, match="^" + re.escape(key)) as info:
-        config.build_metrics()
-        config.data_path()
+        build()
     assert "--allow-outside" in str(info.value)
 
 
 def test_run_config_output_and_cache_stay_in_the_config_folder(tmp_path: Path) -> None:
     path = _project(tmp_path, "  - text_quality\n")
     path.write_text(path.read_text() + "output: ../elsewhere\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="^output: '../elsewhere' goes up"):
+    with pytest.raises(ConfigError, match=re.escape("output: '../elsewhere' goes up")):
         load_config(path).output_dir()
     path.write_text(
         "data: data.csv\njudge: {spec: mock, cache: /tmp/cache.sqlite}\nmetrics: [text_quality]\n",
         encoding="utf-8",
     )
-    with pytest.raises(ConfigError, match="^judge.cache: '/tmp/cache.sqlite' is an absolute"):
+    with pytest.raises(ConfigError, match=re.escape("judge.cache: '/tmp/cache.sqlite' is an absolute")):
         load_config(path).build_judge()
 
 
