@@ -232,15 +232,20 @@ def _declared_members() -> tuple[tuple[type, frozenset[str]], ...]:
 
 
 def _record_members(obj: Any) -> frozenset[str]:
-    cls = type(obj)
+    return _members_of(type(obj))
+
+
+@functools.lru_cache(maxsize=256)
+def _members_of(cls: type) -> frozenset[str]:
+    """Data fields of a model or dataclass type, plus its declared safe members."""
     names: set[str] = set()
-    if isinstance(obj, BaseModel):
+    if issubclass(cls, BaseModel):
         names.update(cls.model_fields)
         names.update(cls.model_computed_fields)
     else:
-        names.update(f.name for f in dataclasses.fields(obj))
+        names.update(f.name for f in dataclasses.fields(cls))
     for base, declared in _declared_members():
-        if isinstance(obj, base):
+        if issubclass(cls, base):
             names.update(declared)
     return frozenset(n for n in names if not n.startswith("_"))
 

@@ -198,6 +198,10 @@ def tojson(value: Any, indent: int | None = None, max_chars: int | None = None) 
         not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 1
     ):
         raise ValueError(f"tojson max_chars must be a positive integer, got {max_chars!r}")
+    if isinstance(value, View) or value is None or isinstance(value, (str, int, float)):
+        # one bound value: its JSON is as big as the caller's data, never grown by the template
+        text = json.dumps(value, indent=indent, ensure_ascii=False, default=_json_default)
+        return _cut(text, len(text), max_chars)
     encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, default=_json_default)
     keep = MAX_BUILT_CHARS if max_chars is None else min(max_chars, MAX_BUILT_CHARS)
     parts: list[str] = []
@@ -211,7 +215,11 @@ def tojson(value: Any, indent: int | None = None, max_chars: int | None = None) 
             check_chars(total, "tojson")
         if n % 64 == 0:
             tick()
-    text = "".join(parts)
+    return _cut("".join(parts), total, max_chars)
+
+
+def _cut(text: str, total: int, max_chars: int | None) -> str:
+    """``text`` (the first part of ``total`` characters of JSON), cut at ``max_chars``."""
     if max_chars is not None and total > max_chars:
         return (
             f"{text[:max_chars]} …[truncated by tojson(max_chars={max_chars}): "
