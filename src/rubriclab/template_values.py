@@ -236,7 +236,7 @@ def _record_members(obj: Any) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _members_of(cls: type) -> frozenset[str]:
+def _members_of(cls: Any) -> frozenset[str]:
     """Data fields of a model or dataclass type, plus its declared safe members."""
     names: set[str] = set()
     if issubclass(cls, BaseModel):
