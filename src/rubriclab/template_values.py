@@ -232,7 +232,8 @@ def _declared_members() -> tuple[tuple[type, frozenset[str]], ...]:
 
 
 def _record_members(obj: Any) -> frozenset[str]:
-    return _members_of(type(obj))
+    cls: Any = type(obj)
+    return _members_of(cls)
 
 
 @functools.lru_cache(maxsize=256)
