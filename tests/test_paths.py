@@ -115,7 +115,9 @@ def test_run_config_output_and_cache_stay_in_the_config_folder(tmp_path: Path) -
         "data: data.csv\njudge: {spec: mock, cache: /tmp/cache.sqlite}\nmetrics: [text_quality]\n",
         encoding="utf-8",
     )
-    with pytest.raises(ConfigError, match=re.escape("judge.cache: '/tmp/cache.sqlite' is an absolute")):
+    with pytest.raises(
+        ConfigError, match=re.escape("judge.cache: '/tmp/cache.sqlite' is an absolute")
+    ):
         load_config(path).build_judge()
 
 

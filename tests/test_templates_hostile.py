@@ -71,6 +71,12 @@ HOSTILE: dict[str, list[str]] = {
         "{{ row.when.isoformat() }}",
         "{{ row.count.to_bytes(5000000000, 'big') }}",
         "{{ rubric.score({}) }}",
+        "{{ input_trace.find(kind=(['a' * 1999999] * 99999)) }}",
+        "{{ input_trace.find(name='a' * 1999999) | length }}{{ undefined_after }}",
+        "{{ input_trace.children(input_span.__class__) }}",
+        "{{ input_trace.get(range) }}",
+        "{% macro m() %}{% endmacro %}{{ input_trace.find(kind=m) }}",
+        "{{ input_span.summary(width=10**9) ~ input_trace.tree(10**9) ~ undefined_after }}",
     ],
     # 2. the classic server-side template injection payloads
     "classic SSTI": [

@@ -251,11 +251,28 @@ def _members_of(cls: Any) -> frozenset[str]:
     return frozenset(n for n in names if not n.startswith("_"))
 
 
+MAX_ARG_CHARS = 10_000  # text a template may pass to a declared method
+
+
+def _argument(value: Any, label: str) -> Any:
+    """An argument for one of rubriclab's declared methods: a bound object or a small scalar."""
+    if isinstance(value, View):
+        return value._obj
+    if type(value) in _PLAIN:
+        if isinstance(value, str) and len(value) > MAX_ARG_CHARS:
+            raise TypeError(f"{label}() takes text of at most {MAX_ARG_CHARS:,} characters")
+        return value
+    raise TypeError(
+        f"{label}() takes text, numbers or objects the template was given, "
+        f"not a {type(value).__name__}"
+    )
+
+
 def _bound_method(method: Any, label: str) -> SafeCall:
     def call(*args: Any, **kwargs: Any) -> Any:
-        args = tuple(unwrap(a) for a in args)
-        kwargs = {k: unwrap(v) for k, v in kwargs.items()}
-        return bind(method(*args, **kwargs))
+        given = tuple(_argument(a, label) for a in args)
+        named = {k: _argument(v, label) for k, v in kwargs.items()}
+        return bind(method(*given, **named))
 
     return SafeCall(call, label)
 

@@ -119,6 +119,7 @@ class TemplateError(Exception):
 
 
 MAX_TOJSON_INDENT = 16
+_MAX_ERROR_CHARS = 1_000  # of an unexpected error's message, in a row's error
 MAX_WORDWRAP_CHARS = 200_000  # wrapping is slow per character
 MAX_TEMPLATE_CHARS = 100_000  # source text of one template (text is cheap, tags are not)
 MAX_TEMPLATE_CODE_CHARS = 20_000  # characters inside tags: parsing them is the slow part
@@ -824,7 +825,10 @@ def _translate(exc: BaseException, default_name: str) -> TemplateError:
         return TemplateError(
             f"no built-in template named {exc.name!r}", template=name, lineno=lineno
         )
-    return TemplateError(f"{type(exc).__name__}: {exc}", template=name, lineno=lineno)
+    text = str(exc)
+    if len(text) > _MAX_ERROR_CHARS:  # an error must not carry a template's huge value along
+        text = text[:_MAX_ERROR_CHARS] + f" …[{len(text) - _MAX_ERROR_CHARS:,} characters more]"
+    return TemplateError(f"{type(exc).__name__}: {text}", template=name, lineno=lineno)
 
 
 # --------------------------------------------------------------------------------------
