@@ -370,7 +370,10 @@ SANDBOX_CASES = [
     ("{{ input_span.status.model_dump_json(indent=10**9) }}", "'model_dump_json'"),
     ("{{ (['a' * 1999999] * 99999) | join }}", "would build"),
     ("{{ ['a' * 1999999] * 99999 }}", "would build"),
-    ("{% for i in range(10000) %}{{ range(10000) | list | sort | length }}{% endfor %}", "time"),
+    (
+        "{% for i in range(10000) %}{{ range(10000) | list | sort | length }}{% endfor %}",
+        "time budget",
+    ),
 ]
 
 
@@ -380,7 +383,10 @@ def test_sandbox_refusals_land_on_rows_and_never_stop_the_run(
     fake_judge: FakeJudgeServer, source: str, fragment: str
 ) -> None:
     fake_judge.responder = lambda body: _answer(0.6)
-    hostile = TemplateMetric(name="hostile", prompt_template=source)
+    # the time-budget case gets a short budget; the others a long one, so that the check each
+    # is about is the one that stops it even on a busy machine
+    budget = 0.5 if fragment == "time budget" else 60.0
+    hostile = TemplateMetric(name="hostile", prompt_template=source, render_timeout=budget)
     honest = TemplateMetric(name="honest", prompt_template="Step {{ input_span.name }}")
     result = rl.evaluate(
         example_trace(), metrics=[hostile, honest], judge=_judge(fake_judge), partition="span"
