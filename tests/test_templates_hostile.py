@@ -386,3 +386,53 @@ def test_every_hostile_template_is_refused_fast_with_no_side_effect(tmp_path: Pa
         f"{len(results) - refused} other clean errors; slowest "
         f"{slowest['seconds']:.2f} s ({slowest['family']} #{slowest['index']})"
     )
+
+
+# --- a refusal is its row's error; the run goes on (critique templates bind the rubric) ------
+
+CRITIQUE_PAYLOADS = [
+    '{{ rubric.parse_raw("' + _PICKLE + "\", content_type='application/pickle', "
+    "allow_pickle=True) }}",
+    "{{ rubric.save('{canary}') }}",
+    "{{ rubric.model_dump_json(indent=10**9) }}",
+    "{{ criteria[0].parse_file('{secret}') }}",
+    "{{ rubric.from_yaml('{secret}') }}",
+    "{{ (['a' * 1999999] * 99999) | join }}",
+    "{% for i in range(10000) %}{{ range(10000) | list | sort | length }}{% endfor %}",
+]
+
+
+@pytest.mark.timeout(120)
+def test_hostile_critique_templates_fail_their_rows_and_the_run_goes_on(
+    fake_judge: Any, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    import rubriclab as rl
+    from tests import judge_scripts
+
+    fake_judge.responder = judge_scripts.realistic
+    canary = tmp_path / "canary"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-critique\n", encoding="utf-8")
+    rubric = rl.Rubric.checklist(["Is it polite?"])
+    hostile = [
+        rl.metrics.RubricMetric(
+            name=f"hostile{i}",
+            rubric=rubric,
+            template=p.replace("{canary}", str(canary)).replace("{secret}", str(secret)),
+        )
+        for i, p in enumerate(CRITIQUE_PAYLOADS)
+    ]
+    honest = rl.metrics.RubricMetric(name="honest", rubric=rubric)
+    data = pd.DataFrame({"prompt": ["Refund?", "Hours?"], "response": ["Yes, thanks.", "9-5."]})
+    judge = rl.Judge(fake_judge.url, model="judge-model", max_retries=0, cache=False)
+    t = rl.evaluate(data, [*hostile, honest], judge=judge).table
+    for metric in hostile:
+        errors = t[f"{metric.name}/error"].tolist()
+        assert all("refused by the sandbox" in e for e in errors), errors
+        assert not any("SECRET" in e for e in errors)
+    assert t["honest/error"].isna().all()
+    assert t["honest/score"].notna().all()
+    assert len(fake_judge.requests) == 2  # only the honest metric reached the judge
+    assert not canary.exists()
