@@ -24,6 +24,7 @@ from pydantic import BaseModel
 __all__ = [
     "MISSING",
     "MapView",
+    "MemberRefused",
     "OpaqueView",
     "RecordView",
     "SafeCall",
@@ -31,6 +32,7 @@ __all__ = [
     "View",
     "bind",
     "member",
+    "refuse_member",
     "unwrap",
 ]
 
@@ -281,7 +283,7 @@ def _type_name(obj: Any) -> str:
     return type(unwrap(obj)).__name__
 
 
-def refuse(obj: Any, name: str) -> MemberRefused:
+def refuse_member(obj: Any, name: str) -> MemberRefused:
     return MemberRefused(
         f"access to attribute {name!r} of {_type_name(obj)!r} object is unsafe: "
         "templates may read data fields, not internals or methods that are not on the allowlist"
@@ -296,7 +298,7 @@ def view_member(view: View, name: str) -> Any:
     """``view.name`` for a template: a field, a declared member, MISSING, or a refusal."""
     obj = view._obj
     if name.startswith("_"):
-        raise refuse(view, name)
+        raise refuse_member(view, name)
     if isinstance(view, RecordView):
         if name in _record_members(obj):
             value = getattr(obj, name)
@@ -312,7 +314,7 @@ def view_member(view: View, name: str) -> Any:
         except TypeError:
             pass
     if _has(obj, name) or _has(view, name):
-        raise refuse(view, name)
+        raise refuse_member(view, name)
     return MISSING
 
 
@@ -341,13 +343,13 @@ def _map_method(mapping: Mapping[Any, Any], name: str) -> SafeCall:
 def dict_member(obj: Mapping[Any, Any], name: str) -> Any:
     """``d.name`` on a mapping the template built: its key, one of four readers, or refused."""
     if name.startswith("_"):
-        raise refuse(obj, name)
+        raise refuse_member(obj, name)
     if name in _MAP_METHODS:
         return _map_method(obj, name)
     if name in obj:
         return obj[name]
     if _has(obj, name):
-        raise refuse(obj, name)
+        raise refuse_member(obj, name)
     return MISSING
 
 
@@ -358,14 +360,9 @@ def member(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return dict_member(obj, name)
     if name.startswith("_"):
-        raise refuse(obj, name)
+        raise refuse_member(obj, name)
     if isinstance(obj, tuple) and name in getattr(type(obj), "_fields", ()):
         return getattr(obj, name)  # a named tuple, e.g. groupby's (grouper, list)
     if _has(obj, name):
-        raise refuse(obj, name)
+        raise refuse_member(obj, name)
     return MISSING
-
-
-def json_default(obj: Any) -> Any:
-    """Views as the data they wrap, for ``tojson``."""
-    return unwrap(obj)

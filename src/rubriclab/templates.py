@@ -75,6 +75,7 @@ from .template_values import (
     View,
     bind,
     member,
+    refuse_member,
     unwrap,
 )
 
@@ -721,13 +722,6 @@ def _callable_name(obj: Any) -> str:
         return obj.label
     name = getattr(type(obj), "__name__", "object")
     return f"a {name} object"
-
-
-def refuse_member(obj: Any, name: str) -> MemberRefused:
-    return MemberRefused(
-        f"access to attribute {name!r} of {type(obj).__name__!r} object is unsafe: "
-        "templates may read data fields, not internals"
-    )
 
 
 def _finalize(value: Any) -> Any:
