@@ -1,16 +1,22 @@
 """Sandboxed Jinja2 rendering for every prompt rubriclab sends.
 
-Built-in prompts and user-written templates go through the same sandbox, because user
-templates bind raw objects (spans, traces, cases) and may be shared between people:
+Built-in prompts and user-written templates go through the same sandbox, because templates come
+from shared notebooks, run configs and ``%%rubric --template`` cells: every template is treated
+as hostile. The sandbox is an allowlist, not a blocklist:
 
-* ``ImmutableSandboxedEnvironment``: no ``_private`` / ``__dunder__`` access, no mutation of
-  lists and dicts, no ``str.format`` tricks;
+* what a template can reach is plain data. Every bound value becomes a read-only view first
+  (:mod:`rubriclab.template_values`): mappings, sequences, strings, numbers, and records exposing
+  only data fields plus the few properties and methods declared safe for rubriclab's own
+  classes. Any other attribute, item or call is refused with :class:`TemplateSecurityError`
+  naming it, including through filters (``map(attribute=)``, ``sort(attribute=)``...);
 * ``StrictUndefined``: a misspelt variable is an error naming the template and line, never
   an empty string in a prompt;
-* an explicit filter allowlist (:data:`ALLOWED_FILTERS`) and one global, a bounded ``range``;
-* limits on what a template can build: string/list repetition and concatenation, padding,
-  loop steps, call depth, big powers. A template that hits one fails fast with
-  :class:`TemplateSecurityError` instead of eating the machine.
+* an explicit filter allowlist (:data:`ALLOWED_FILTERS`), a short ``str`` method allowlist,
+  and one global, a bounded ``range``;
+* limits on what is produced, whatever produces it (:mod:`rubriclab.template_limits`): every
+  string, list and integer a template builds is size-checked, text of any value is built with
+  a limit, and a render has a wall-clock budget (``render_timeout``, default 2 s) checked in
+  loops, calls, filters and operators. A template that hits a limit fails fast on its own row.
 
 A rendered prompt longer than ``max_prompt_chars`` raises :class:`PromptTooLong`; prompts
 are never truncated. The one truncation allowed is ``tojson(max_chars=N)``, which caps a
