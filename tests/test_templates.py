@@ -546,3 +546,26 @@ def test_oversized_and_overdense_templates_are_refused_before_compiling() -> Non
     with pytest.raises(TemplateSecurityError, match=re.escape("inside {{ }} and {% %} tags")):
         Template("{{ x }}" * 4000)
     assert Template("text " * 19_000 + "{{ x }}").render({"x": 1}).endswith("text 1")
+
+
+def test_data_row_values_bind_as_plain_data() -> None:
+    import numpy as np
+    import pandas as pd
+
+    row = {
+        "tags": np.array(["a", "b"]),  # a parquet list column arrives as an array
+        "n": np.int64(3),
+        "x": np.float64(1.5),
+        "when": pd.Timestamp("2025-01-01"),
+        "blob": b"\x00\x01",
+    }
+    out = render("{{ tags | join(',') }} {{ n + 1 }} {{ x * 2 }} {{ when }} {{ blob }}", row)
+    assert out == "a,b 4 3.0 2025-01-01 00:00:00 <2 bytes>"
+    assert "is unsafe" in str(refused("{{ when.strftime('%Y') }}", row))
+    assert "is unsafe" in str(refused("{{ n.to_bytes(5000000000, 'big') }}", row))
+
+
+def test_round_precision_is_bounded() -> None:
+    assert render("{{ 3.14159 | round(2) }} {{ 1234 | round(-2) }}", {}) == "3.14 1200"
+    with pytest.raises(TemplateError, match="round precision must be between -30 and 30"):
+        render("{{ 5 | round(-100000000) }}", {})

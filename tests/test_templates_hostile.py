@@ -244,6 +244,9 @@ HOSTILE: dict[str, list[str]] = {
         "{% for i in range(10000) %}{{ range(10000) | map('string') | join | length }}{% endfor %}",
         "{% for i in range(10000) %}{{ ([input_trace] * 1000) | tojson | length }}{% endfor %}",
         "{% for n in items recursive %}{{ loop(items) }}{% endfor %}",
+        "{{ 5 | round(-100000000) }}",
+        "{{ 5 | round(100000000, 'floor') }}",
+        "{{ (10 ** 30000) | round(-30) }}",
     ],
     # 7. output of macros and blocks, joined by Jinja itself, is bounded too
     "blocks": [

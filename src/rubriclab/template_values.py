@@ -178,6 +178,8 @@ def bind(value: Any) -> Any:
         return MapView(value)
     if isinstance(value, (list, tuple, range, Set, frozenset)):
         return SeqView(value)
+    if type(value).__module__.split(".")[0] in ("numpy", "pandas") and hasattr(value, "tolist"):
+        return bind(value.tolist())  # an array cell (parquet list columns) or a Series
     return OpaqueView(value)
 
 

@@ -333,6 +333,21 @@ def _filter_sum(
     return total
 
 
+MAX_ROUND_DIGITS = 30
+
+
+def _filter_round(value: float, precision: int = 0, method: str = "common") -> float:
+    """``round`` with a sane precision: rounding an int to -10**9 digits computes 10**(10**9)."""
+    if isinstance(precision, bool) or not isinstance(precision, int):
+        raise TypeError(f"round precision must be a whole number, got {precision!r}")
+    if not -MAX_ROUND_DIGITS <= precision <= MAX_ROUND_DIGITS:
+        raise ValueError(
+            f"round precision must be between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}, "
+            f"got {precision:,}"
+        )
+    return jfilters.do_round(value, precision, method)  # type: ignore[arg-type]
+
+
 @jinja2.pass_eval_context
 def _filter_list(eval_ctx: jinja2.nodes.EvalContext, value: Any) -> list[Any]:
     if isinstance(value, Sized):
@@ -395,7 +410,6 @@ _PLAIN_FILTERS = [
     "reject",
     "rejectattr",
     "reverse",
-    "round",
     "select",
     "selectattr",
     "sort",
@@ -416,6 +430,7 @@ _RAW_FILTERS.update(
         "batch": _filter_batch,
         "slice": _filter_slice,
         "sum": _filter_sum,
+        "round": _filter_round,
         "list": _filter_list,
         "string": _filter_string,
         "tojson": tojson,
