@@ -561,6 +561,7 @@ def test_data_row_values_bind_as_plain_data() -> None:
     }
     out = render("{{ tags | join(',') }} {{ n + 1 }} {{ x * 2 }} {{ when }} {{ blob }}", row)
     assert out == "a,b 4 3.0 2025-01-01 00:00:00 <2 bytes>"
+    assert render("{{ when.isoformat() }} {{ when.year }}", row) == "2025-01-01T00:00:00 2025"
     assert "is unsafe" in str(refused("{{ when.strftime('%Y') }}", row))
     assert "is unsafe" in str(refused("{{ n.to_bytes(5000000000, 'big') }}", row))
 

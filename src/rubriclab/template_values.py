@@ -12,6 +12,7 @@ loaders/dumpers (``parse_raw``, ``model_dump_json``), no file access, no dunders
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import enum
 import functools
 import inspect
@@ -307,6 +308,11 @@ def view_member(view: View, name: str) -> Any:
             if inspect.ismethod(value):
                 return _bound_method(value, f"{type(obj).__name__}.{name}")
             return bind(value)
+    elif isinstance(view, OpaqueView) and isinstance(obj, _TIMES) and name in _TIME_MEMBERS:
+        value = getattr(obj, name)
+        if callable(value):  # isoformat() and total_seconds(): no arguments
+            return SafeCall(lambda: bind(value()), f"{type(obj).__name__}.{name}")
+        return bind(value)
     elif isinstance(view, MapView):
         if name in _MAP_METHODS:
             return _map_method(view, name)
@@ -320,6 +326,11 @@ def view_member(view: View, name: str) -> Any:
     return MISSING
 
 
+_TIMES = (_dt.date, _dt.time, _dt.timedelta)
+#: what a template may read of a date, time or duration (no strftime: its format is code)
+_TIME_MEMBERS = frozenset(
+    "year month day hour minute second microsecond isoformat days seconds total_seconds".split()
+)
 _MAP_METHODS = frozenset({"items", "keys", "values", "get"})
 
 
