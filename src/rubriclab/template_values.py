@@ -329,7 +329,19 @@ def view_member(view: View, name: str) -> Any:
 _TIMES = (_dt.date, _dt.time, _dt.timedelta)
 #: what a template may read of a date, time or duration (no strftime: its format is code)
 _TIME_MEMBERS = frozenset(
-    "year month day hour minute second microsecond isoformat days seconds total_seconds".split()
+    [
+        "year",
+        "month",
+        "day",
+        "hour",
+        "minute",
+        "second",
+        "microsecond",
+        "isoformat",
+        "days",
+        "seconds",
+        "total_seconds",
+    ]
 )
 _MAP_METHODS = frozenset({"items", "keys", "values", "get"})
 
