@@ -14,7 +14,11 @@ import rubriclab as rl
 def _support_result() -> rl.EvalResult:
     support = rl.Rubric.analytic(
         {
-            "accuracy": {"weight": 0.6, "critical": 2, "levels": {1: "wrong", 2: "vague", 3: "right"}},
+            "accuracy": {
+                "weight": 0.6,
+                "critical": 2,
+                "levels": {1: "wrong", 2: "vague", 3: "right"},
+            },
             "tone": {"weight": 0.4, "levels": {1: "cold", 2: "stiff", 3: "warm"}},
         },
         pass_mark=0.7,
