@@ -77,7 +77,25 @@ def problems(
             lines.append(f"missing key {where!r}")
         else:
             lines.append(f"{where or 'top level'}: {_plain_message(error)}")
-    return lines
+    return _merge_alternatives(lines)
+
+
+def _merge_alternatives(lines: list[str]) -> list[str]:
+    """A value that fits none of a union's forms: one line, ``expected text or a list, got 3``."""
+    merged: dict[str, list[str]] = {}
+    for line in lines:
+        where, sep, message = line.partition(": ")
+        key = where if sep else line
+        merged.setdefault(key, []).append(message if sep else "")
+    out = []
+    for where, messages in merged.items():
+        if len(messages) == 1 or not all(m.startswith("expected ") for m in messages):
+            out.extend(f"{where}: {m}" if m else where for m in dict.fromkeys(messages))
+            continue
+        got = messages[0].rpartition(", got ")[2]
+        wanted = [m.removeprefix("expected ").rpartition(", got ")[0] for m in messages]
+        out.append(f"{where}: expected {' or '.join(wanted)}, got {got}")
+    return out
 
 
 def explain(exc: ValidationError, model: type[BaseModel] | None = None, prefix: str = "") -> str:
