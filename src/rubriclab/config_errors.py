@@ -87,7 +87,7 @@ def _merge_alternatives(lines: list[str]) -> list[str]:
         where, sep, message = line.partition(": ")
         key = where if sep else line
         merged.setdefault(key, []).append(message if sep else "")
-    out = []
+    out: list[str] = []
     for where, messages in merged.items():
         if len(messages) == 1 or not all(m.startswith("expected ") for m in messages):
             out.extend(f"{where}: {m}" if m else where for m in dict.fromkeys(messages))
