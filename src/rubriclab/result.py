@@ -217,6 +217,15 @@ class EvalResult:
         bundle: dict[str, Any] = display.result_mimebundle(self)
         return bundle
 
+    # -- tracking ------------------------------------------------------------------------------------
+    def log_to_mlflow(self, name: str = "rubriclab", *, artifact_dir: str = "rubriclab") -> str:
+        """Log summary metrics, the table, the rubrics and the HTML report into the active MLflow
+        run (started and ended here if none is active); returns the run id. Needs
+        ``pip install 'rubriclab[mlflow]'``."""
+        from .mlflow_log import log_result
+
+        return log_result(self, self._flat_table()[0], name=name, artifact_dir=artifact_dir)
+
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the result: ``.jsonl`` (always available) or ``.parquet`` (needs pyarrow).
