@@ -602,3 +602,98 @@ def test_pairwise_ties_across_samples_round_toward_a_tie() -> None:
     )
     bad = utils.parse_pairwise_rubric_result(["B is better, I think."])
     assert bad["score"] is None and bad["pairwise_choice"] is None and "SxS" in bad["error"]
+
+
+# -- gs:// images, as in the seed's dataset ---------------------------------------------------------
+
+
+def _seed_car_frame(uris: list[str]) -> pd.DataFrame:
+    demo = car_damage_frame().head(len(uris))
+    return pd.DataFrame(
+        {
+            "prompt": demo["prompt"].tolist(),
+            "image": [_file_data(u) for u in uris],
+            "baseline_model_response": demo["baseline_model_response"].tolist(),
+            "response": demo["response"].tolist(),
+        }
+    )
+
+
+@pytest.fixture
+def fake_gcs() -> Iterator[Any]:
+    """A gs:// store served by fsspec's memory file system (what gcsfs plugs into)."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class FakeGCS(MemoryFileSystem):  # type: ignore[misc]
+        protocol = ("gs", "gcs")
+        store: dict[str, Any] = {}  # noqa: RUF012 - fsspec's class-level store
+        pseudo_dirs = [""]  # noqa: RUF012
+
+    from fsspec.registry import _registry  # the live registry: restored below
+
+    before = _registry.get("gs")
+    fsspec.register_implementation("gs", FakeGCS, clobber=True)
+    try:
+        yield FakeGCS()
+    finally:
+        _registry.pop("gs", None)
+        if before is not None:
+            _registry["gs"] = before
+
+
+def test_seed_gs_images_are_read_through_fsspec(session_judge: Any, fake_gcs: Any) -> None:
+    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics
+
+    demo = car_damage_frame().head(2)
+    uris = []
+    for i, path in enumerate(demo["image"]):
+        uri = f"gs://cloud-samples-data/car_assessment/{i}.png"
+        with fake_gcs.open(uri, "wb") as fh:
+            fh.write(Path(path).read_bytes())
+        uris.append(uri)
+    result = EvalTask(
+        dataset=_seed_car_frame(uris),
+        metrics=[PredefinedRubricMetrics.Pairwise.MULTIMODAL_UNDERSTANDING],
+    ).evaluate()
+    assert result.metrics_table[f"{PAIR}/score"].tolist() == [0.5, 0.5]
+    sent = set()
+    for body in session_judge.requests:
+        parts = body["messages"][-1]["content"]
+        sent |= {p["image_url"]["url"] for p in parts if p.get("type") == "image_url"}
+    assert {u.split(",", 1)[0] for u in sent} == {"data:image/png;base64"}
+    assert len(sent) == 2  # each row's own picture, from the store
+
+
+def test_without_fsspec_a_gs_image_is_a_row_error_naming_the_package(
+    session_judge: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics
+
+    monkeypatch.setitem(sys.modules, "fsspec", None)  # as if it were not installed
+    frame = _seed_car_frame(["gs://cloud-samples-data/car_assessment/bumper.jpg"])
+    frame = pd.concat([frame, _seed_car_frame([car_damage_frame()["image"][1]])], ignore_index=True)
+    result = EvalTask(
+        dataset=frame, metrics=[PredefinedRubricMetrics.Pairwise.MULTIMODAL_UNDERSTANDING]
+    ).evaluate()
+    table = result.metrics_table
+    error = str(table.loc[0, f"{PAIR}/error"])
+    assert "gs://" in error and "gcsfs" in error and "rubriclab[remote]" in error
+    assert math.isnan(table.loc[0, f"{PAIR}/score"])
+    assert table.loc[1, f"{PAIR}/score"] == 0.5  # the other row is judged as usual
+    # and the same in rl.evaluate: a row error, never a failed run
+    plain = rl.evaluate(
+        pd.DataFrame(
+            {
+                "prompt": ["What is damaged?", "And here?"],
+                "response": ["The bumper.", "The hood."],
+                "image": ["gs://bucket/bumper.jpg", car_damage_frame()["image"][1]],
+            }
+        ),
+        [rl.metrics.RubricMetric(name="seen", rubric=rl.Rubric.checklist(["Names a part?"]))],
+        judge="mock",
+    )
+    assert "pip install 'rubriclab[remote]'" in str(plain.table.loc[0, "seen/error"])
+    assert pd.isna(plain.table.loc[1, "seen/error"])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..data import Media, to_cases
-from ..judges import CallTally, Judge, Request, get_judge, image_part
+from ..judges import CallTally, Judge, MediaError, Request, get_judge, image_part
 from ..judges.specs import PROVIDERS
 from ..result import RunStats
 from ..templates import TemplateError, format_braces
@@ -175,10 +175,11 @@ async def add_rubrics(
                 _variables(row, {}),
                 name=f"rubric generation prompt (row {i})",
             )
-        except TemplateError as exc:
+            messages = _messages(text, media[i], None)
+        except (TemplateError, MediaError) as exc:
             errors[i] = str(exc)
             continue
-        requests.append((i, Request(_messages(text, media[i], None))))
+        requests.append((i, Request(messages)))
     replies = await judge.amap([r for _, r in requests], desc=f"{metric.metric_name}: rubrics")
     values: dict[str, list[Any]] = {RUBRICS: [None] * len(rows)}
     raws: list[str | None] = [None] * len(rows)
@@ -297,7 +298,7 @@ async def critique(
                 messages = _messages(text, media[i], metric.system_instruction)
                 for s in range(config.sampling_count):
                     batch.append((i, order, Request(messages, sample=s)))
-        except TemplateError as exc:
+        except (TemplateError, MediaError) as exc:  # this row's error; the run goes on
             state[i].error = str(exc)
             batch = [b for b in batch if b[0] != i]
     replies = await judge.amap([r for _, _, r in batch], desc=f"{metric.metric_name}: critique")
