@@ -47,6 +47,13 @@ a run config (YAML or JSON; unknown keys are errors):
       rubric: support.yaml
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
+
+a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
+  name: support
+  pass_mark: 0.7
+  criteria:
+    accuracy: {weight: 0.6, critical: 2, levels: {1: wrong, 2: vague, 3: precise}}
+    tone: {weight: 0.4, levels: {1: rude, 2: stiff, 3: warm}}
 """
 
 
