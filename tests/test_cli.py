@@ -433,3 +433,17 @@ def test_run_with_a_template_file_sends_that_prompt(tmp_path: Path, judge: FakeJ
     assert "accuracy completeness tone conciseness" in first
     scores = rl.load_result(tmp_path / "out" / "results.jsonl").table["support/score"]
     assert scores.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_model_flag_alone_renames_the_configs_model(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    assert main(["run", str(config), "--model", "other-model"]) == 0
+    assert {r["model"] for r in judge.requests} == {"other-model"}
+
+
+def test_demo_takes_a_url_judge_only_with_a_model(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RUBRICLAB_MODEL", raising=False)
+    assert main(["demo", "--judge", "http://127.0.0.1:9/v1", "--no-report"]) == 2
+    assert "needs --model NAME" in capsys.readouterr().err

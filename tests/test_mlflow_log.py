@@ -75,3 +75,12 @@ def test_without_an_active_run_one_is_started_and_ended(tracking: Path) -> None:
     run_id = _result().log_to_mlflow()
     assert mlflow.active_run() is None
     assert mlflow.tracking.MlflowClient().get_run(run_id).info.status == "FINISHED"
+
+
+def test_a_metric_name_never_becomes_an_artifact_path(tracking: Path) -> None:
+    frame = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
+    metric = rl.metrics.RubricMetric(name="..\\..\\evil", rubric=rl.Rubric.checklist(["ok?"]))
+    run_id = rl.evaluate(frame, [metric], judge="mock").log_to_mlflow()
+    client = mlflow.tracking.MlflowClient()
+    names = [a.path for a in client.list_artifacts(run_id, "rubriclab/rubrics")]
+    assert names == ["rubriclab/rubrics/_.._evil.yaml"]

@@ -56,7 +56,7 @@ def log_result(
         for info in result.metrics:
             if info.rubric is not None:
                 mlflow.log_text(
-                    info.rubric.to_yaml(), f"{artifact_dir}/rubrics/{_key(info.name)}.yaml"
+                    info.rubric.to_yaml(), f"{artifact_dir}/rubrics/{_file_name(info.name)}.yaml"
                 )
         page = report_html({name: result}, title=f"rubriclab: {name}")
         mlflow.log_text(page, f"{artifact_dir}/report.html")
@@ -80,4 +80,11 @@ def _numbers(summary: dict[str, Any]) -> dict[str, float]:
 
 
 def _key(name: str) -> str:
-    return _NOT_IN_KEY.sub("_", name)
+    """A key MLflow accepts: its characters, and no segment that moves up a path ('..')."""
+    parts = _NOT_IN_KEY.sub("_", name).split("/")
+    return "/".join(part.lstrip(".").strip() or "_" for part in parts)
+
+
+def _file_name(name: str) -> str:
+    """A metric name as one artifact file name: never a path (no '/', no leading dots)."""
+    return re.sub(r"[^\w\-.]", "_", name).lstrip(".") or "metric"

@@ -18,7 +18,8 @@ from typing import Any
 __all__ = ["MediaError", "image_part"]
 
 _REMOTE = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-#: the package fsspec needs for a store (fsspec names it too; this also covers no fsspec at all)
+#: the object stores read through fsspec, and the package each needs (the only schemes read:
+#: a dataset is untrusted, and fsspec also speaks ftp, ssh, http and local files)
 _STORE_PACKAGES = {
     "gs": "gcsfs",
     "gcs": "gcsfs",
@@ -27,7 +28,6 @@ _STORE_PACKAGES = {
     "az": "adlfs",
     "abfs": "adlfs",
     "abfss": "adlfs",
-    "hf": "huggingface_hub",
 }
 
 
@@ -67,6 +67,12 @@ def image_part(
             raise MediaError("image data URI must be base64: 'data:image/png;base64,...'")
         url = source
     elif isinstance(source, str) and _REMOTE.match(source):
+        scheme = source.split("://", 1)[0].lower()
+        if scheme not in _STORE_PACKAGES:  # data is untrusted: no ftp://, ssh://, file:// ...
+            raise MediaError(
+                f"image {source!r}: {scheme}:// is not read here; use http(s), a data: URI, a "
+                f"local path, or an object store ({', '.join(sorted(_STORE_PACKAGES))})"
+            )
         url = _data_uri(_read_remote(source), mimetypes.guess_type(source)[0], repr(source))
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source).expanduser()
@@ -112,8 +118,6 @@ def _read_remote(uri: str) -> bytes:
         raise MediaError(
             f"image {uri!r}: reading {scheme}:// needs {missing}: pip install {missing}"
         ) from None
-    except ValueError as exc:  # fsspec does not know the protocol
-        raise MediaError(f"image {uri!r}: no reader for {scheme}:// ({exc})") from None
     except FileNotFoundError:
         raise MediaError(f"image {uri!r} cannot be read (no such object)") from None
     except (OSError, RuntimeError) as exc:  # no permission, no network, no credentials
