@@ -222,9 +222,7 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
         built: Judge | None = config.build_judge()
         return built
     if spec is None and config.judge is not None:  # --model alone: the config's judge, renamed
-        return _flag_judge(
-            config.judge.spec, model, config.judge.model_copy(update={"model": model})
-        )
+        return _flag_judge(config.judge.spec, model, config.judge, config.base)
     if spec is None:
         spec = os.environ.get("RUBRICLAB_JUDGE", "").strip()
         if not spec:
@@ -235,7 +233,9 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
     return _flag_judge(spec, model)
 
 
-def _flag_judge(spec: str, model: str | None, settings: Any = None) -> Judge:
+def _flag_judge(
+    spec: str, model: str | None, settings: Any = None, base: Path = Path(".")
+) -> Judge:
     """A judge from ``--judge``/``--model``; its errors speak of flags, not Python arguments."""
     from .judges import Judge
     from .judges.specs import PROVIDERS
@@ -256,7 +256,8 @@ def _flag_judge(spec: str, model: str | None, settings: Any = None) -> Judge:
         model = None
     try:
         if settings is not None:
-            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build()
+            # the config's other settings (concurrency, cache relative to the config ...) stay
+            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(base)
             return judge
         return Judge(spec, model=model)
     except ValueError as exc:
