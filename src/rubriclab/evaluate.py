@@ -76,6 +76,11 @@ async def aevaluate(
     return EvalResult(table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats)
 
 
+def _variables_of(cases: Sequence[Case]) -> Callable[[Any], list[dict[str, Any]]]:
+    """A template metric's per-row variables for these cases (built only when asked)."""
+    return lambda metric: [c.variables() for c in cases]
+
+
 class _NoBars:
     """The judge, without per-call progress bars: a live view shows the progress instead."""
 
@@ -110,7 +115,7 @@ async def _run_in_blocks(
         block = list(cases[start : start + size])
         part = table.iloc[start : start + size].copy()
         infos, part_stats, mock = await run_metrics(
-            metrics, block, quiet, part, lambda metric, b=block: [c.variables() for c in b]
+            metrics, block, quiet, part, _variables_of(block)
         )
         any_mock = any_mock or mock
         for field in ("calls", "cached", "tokens"):
@@ -193,14 +198,13 @@ def evaluate(
     if display and partition is None and not _looks_like_traces(data):
         from .display import live_evaluate
 
-        return live_evaluate(
+        result: EvalResult = live_evaluate(
             lambda on_rows: run_sync(
-                aevaluate(
-                    data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows
-                )
+                aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
             ),
             rows=_row_count(data),
         )
+        return result
     return run_sync(
         aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, partition=partition)
     )

@@ -135,17 +135,25 @@ def _looks_like_image(value: Any) -> bool:
     if isinstance(value, Mapping):
         return any(k in value for k in ("url", "image_url", "path"))
     if isinstance(value, list | tuple):
-        return bool(value) and all(_looks_like_image(v) for v in value if not is_missing(v))
+        return any(_looks_like_image(v) for v in value if not is_missing(v))
     return isinstance(value, str) and bool(_IMAGE_TEXT.match(value.strip()))
 
 
+#: names that say "this column is images" whatever its values (``image``, ``image_url``, ...)
+_IMAGE_NAME = re.compile(r"^(images?|img|image_(urls?|paths?|files?|uri|bytes|data))$|_images?$")
+
+
 def image_columns(table: pd.DataFrame) -> list[str]:
-    """Input columns named for images whose values are image references (bytes, paths with an
-    image suffix, image URLs, data URIs): ``image_description`` holding prose is text."""
+    """Input columns of images: named so (``image``, ``images``, ``image_url``, ``photo_image``)
+    or named with "image" and holding image references (bytes, image paths or URLs, data URIs).
+    ``image_description`` holding prose is a text column."""
     out = []
     for c in table.columns:
         name = str(c)
         if "/" in name or "image" not in name.lower():
+            continue
+        if _IMAGE_NAME.search(name.lower()):
+            out.append(name)
             continue
         sample = [v for v in table[c].iloc[:50].tolist() if not is_missing(v)]
         if sample and all(_looks_like_image(v) for v in sample):
@@ -230,8 +238,10 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
             if kind == "error":
                 desc["empty"] = bool(table[name].map(_blank_cell).all())
             cols.append(desc)
-            if field in ("score", "verdict") or (field == "error" and not desc["empty"]) or (
-                field == "swap_consistent" and m.kind == "pairwise"
+            if (
+                field in ("score", "verdict")
+                or (field == "error" and not desc["empty"])
+                or (field == "swap_consistent" and m.kind == "pairwise")
             ):
                 visible.append(name)
     return cols, visible

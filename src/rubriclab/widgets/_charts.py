@@ -59,7 +59,7 @@ def metric_chart(
         "metric": name,
         "kind": kind,
         "rows": len(table),
-        "scored": int(len(scored)),
+        "scored": len(scored),
         "errors": errors,
     }
     if kind == "pairwise":

@@ -25,6 +25,8 @@ _MARKDOWN = re.compile(
 
 def looks_like_markdown(text: str) -> bool:
     return bool(_MARKDOWN.search(text))
+
+
 MAX_MARKDOWN_CHARS = 200_000
 
 

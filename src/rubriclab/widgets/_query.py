@@ -173,7 +173,17 @@ class TableQuery:
         return ordered.index.to_numpy(dtype=np.int64)
 
     def _mask(self, query: Query) -> np.ndarray | None:
-        if query.filter_key == ("", tuple(query.metrics), None, None, None, None, None, False, False):
+        if query.filter_key == (
+            "",
+            tuple(query.metrics),
+            None,
+            None,
+            None,
+            None,
+            None,
+            False,
+            False,
+        ):
             return None
         cached = self._masks.get(query.filter_key)
         if cached is not None:
@@ -268,7 +278,12 @@ class TableQuery:
                         continue
                     key = str(item["name"])[:400]
                     entry = seen.setdefault(
-                        key, {"name": key, "question": str(item.get("question") or "")[:400], "values": set()}
+                        key,
+                        {
+                            "name": key,
+                            "question": str(item.get("question") or "")[:400],
+                            "values": set(),
+                        },
                     )
                     result = _criterion_result([item], key)
                     if result is not None:
@@ -333,7 +348,8 @@ def status_mask(table: pd.DataFrame, metric: str, status: str) -> np.ndarray:
         scores = pd.to_numeric(table[f"{metric}/score"], errors="coerce").to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             sign = {"win": scores > 0, "tie": scores == 0, "loss": scores < 0}[status]
-        return sign & ~errors
+        hit: np.ndarray = sign & ~errors
+        return hit
     passed_col = f"{metric}/passed"
     if passed_col in table.columns:
         values = table[passed_col].to_numpy(dtype=object)
@@ -354,7 +370,8 @@ def status_mask(table: pd.DataFrame, metric: str, status: str) -> np.ndarray:
         return passed
     if status == "fail":
         return failed
-    return ~(passed | failed | errors)
+    rest: np.ndarray = ~(passed | failed | errors)
+    return rest
 
 
 def _criterion_result(value: Any, name: str) -> str | None:
@@ -392,7 +409,9 @@ def _criterion_filter(raw: Any) -> tuple[str, str] | None:
     if raw is None or raw == "":
         return None
     if not isinstance(raw, Mapping) or not raw.get("name") or raw.get("value") in (None, ""):
-        raise QueryError("criterion must be {'name': criterion name, 'value': 'YES', 'NO', 'level 2', ...}")
+        raise QueryError(
+            "criterion must be {'name': criterion name, 'value': 'YES', 'NO', 'level 2', ...}"
+        )
     return (str(raw["name"]), str(raw["value"]))
 
 

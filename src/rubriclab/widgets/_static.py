@@ -79,7 +79,9 @@ def fmt_pass_rule(row: Mapping[str, Any]) -> str:
     if passed is None or verdicts is None:
         return ""
     n = _num(row.get("n"))
-    without = f", {round(n - verdicts):,} without a verdict" if n is not None and n > verdicts else ""
+    without = (
+        f", {round(n - verdicts):,} without a verdict" if n is not None and n > verdicts else ""
+    )
     return f"{round(passed):,} of {round(verdicts):,} with a verdict passed{without}"
 
 

@@ -156,7 +156,9 @@ def wtl_svg(chart: Mapping[str, Any], width: int = 420) -> str:
     for r, row in enumerate(rows):
         y = top_pad + r * row_h
         rate = row.get("rate")
-        out.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" fill="#333">{_e(row["label"])}</text>')
+        out.append(
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" fill="#333">{_e(row["label"])}</text>'
+        )
         if isinstance(rate, int | float):
             out.append(
                 f'<rect x="{label_w}" y="{y + 4}" width="{bar_w * rate:.1f}" height="{row_h - 8}" fill="{colours[r % 3]}">'
@@ -169,9 +171,13 @@ def wtl_svg(chart: Mapping[str, Any], width: int = 420) -> str:
                 f'<path d="M{x1:.1f} {mid - 5:.1f}V{mid + 5:.1f}M{x1:.1f} {mid:.1f}H{x2:.1f}M{x2:.1f} {mid - 5:.1f}V{mid + 5:.1f}" '
                 f'stroke="#222" fill="none"><title>interval {_pct(low)}–{_pct(high)}</title></path>'
             )
-        out.append(f'<text x="{label_w + bar_w + 6}" y="{y + 14}" fill="{_AXIS}">{_pct(rate)}</text>')
+        out.append(
+            f'<text x="{label_w + bar_w + 6}" y="{y + 14}" fill="{_AXIS}">{_pct(rate)}</text>'
+        )
     axis_y = top_pad + row_h * len(rows) + 2
-    out.append(f'<line x1="{label_w}" y1="{axis_y}" x2="{label_w + bar_w}" y2="{axis_y}" stroke="{_AXIS}"/>')
+    out.append(
+        f'<line x1="{label_w}" y1="{axis_y}" x2="{label_w + bar_w}" y2="{axis_y}" stroke="{_AXIS}"/>'
+    )
     for t in (0, 0.25, 0.5, 0.75, 1):
         x = label_w + bar_w * t
         out.append(
@@ -216,9 +222,13 @@ def runs_svg(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], width: int
     ]
     y = float(top_pad)
     for metric in metrics:
-        out.append(f'<text x="0" y="{y + 12:.1f}" font-weight="600" fill="#333">{_e(metric)}</text>')
+        out.append(
+            f'<text x="0" y="{y + 12:.1f}" font-weight="600" fill="#333">{_e(metric)}</text>'
+        )
         for r, (title, summary) in enumerate(runs):
-            row = next((s for s in summary if str(s.get("metric")) == metric), None)
+            row: Mapping[str, Any] | None = next(
+                (s for s in summary if str(s.get("metric")) == metric), None
+            )
             colour = palette[r % len(palette)]
             short = title if len(title) <= 22 else title[:21] + "…"
             out.append(
@@ -258,7 +268,9 @@ def runs_svg(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], width: int
                     )
             y += row_h
         y += gap
-    out.append(f'<line x1="{label_w}" y1="{y:.1f}" x2="{label_w + bar_w}" y2="{y:.1f}" stroke="{_AXIS}"/>')
+    out.append(
+        f'<line x1="{label_w}" y1="{y:.1f}" x2="{label_w + bar_w}" y2="{y:.1f}" stroke="{_AXIS}"/>'
+    )
     for t in (0, 0.25, 0.5, 0.75, 1):
         x = label_w + bar_w * t
         out.append(

@@ -109,9 +109,7 @@ class CalibrationView(RubricView):
             return []
         start = page * self.page_size
         chunk = self._listed.iloc[start : start + self.page_size]
-        return [
-            {**_item(self._pairwise, r), "texts": self._texts(r)} for _, r in chunk.iterrows()
-        ]
+        return [{**_item(self._pairwise, r), "texts": self._texts(r)} for _, r in chunk.iterrows()]
 
     @traitlets.validate("page")
     def _valid_page(self, proposal: Any) -> int:

@@ -100,7 +100,7 @@ class ResultTable(RubricView):
         visible = [k for k in keys if k in chosen or (k not in known and k in default_visible)]
         self._source = source
         self._query = TableQuery(source)
-        running = bool(progress) and progress.get("state") == "running"
+        running = progress is not None and progress.get("state") == "running"
         with self.hold_sync():
             self.columns = cols
             self.visible = visible
