@@ -173,7 +173,9 @@ class _LiveRun:
             from .widgets import ResultTable
 
             self.view = ResultTable(pd.DataFrame({"prompt": pd.Series([], dtype=object)}))
-            self.view.progress = self._progress("running")
+            with self.view.hold_sync():  # rows come in `live` until the run frees the kernel
+                self.view.progress = self._progress("running")
+                self.view.live = {"rows": [], "columns": self.view.visible, "total": 0, "charts": []}
             data, _meta = self.view._repr_mimebundle_()
             _show(data)
 

@@ -205,8 +205,8 @@ def runs_svg(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], width: int
     pairwise metric) with its interval or std as a whisker, on a labelled 0-100% axis."""
     metrics: list[str] = []
     for _title, summary in runs:
-        for row in summary:
-            name = str(row.get("metric", ""))
+        for entry in summary:
+            name = str(entry.get("metric", ""))
             if name not in metrics:
                 metrics.append(name)
     if not metrics or not runs:
