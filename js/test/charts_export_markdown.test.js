@@ -80,9 +80,10 @@ describe("charts", () => {
     inert(svg);
   });
   it("gives forest plots axis ticks", () => {
-    const svg = axisTicks(-1, 1, 5);
-    expect([...svg.querySelectorAll("text")].map((t) => t.textContent)).toEqual(["-1.0", "-0.5", "0.0", "+0.5", "+1.0"]);
-    expect([...axisTicks(-0.5, 0.5, 3).querySelectorAll("text")].map((t) => t.textContent)).toEqual(["-0.50", "0.00", "+0.50"]);
+    const axis = axisTicks(-1, 1, 5);
+    expect([...axis.querySelectorAll(".rl-tick")].map((t) => t.textContent)).toEqual(["-1.0", "-0.5", "0.0", "+0.5", "+1.0"]);
+    expect(axis.querySelectorAll(".rl-tick")[2].style.left).toBe("50%");
+    expect([...axisTicks(-0.5, 0.5, 3).querySelectorAll(".rl-tick")].map((t) => t.textContent)).toEqual(["-0.50", "0.00", "+0.50"]);
   });
   it("puts every chart of a metric in one card", () => {
     const card = chartCard({ ...chart, kind: "pairwise", choices: [{ value: 1, label: "candidate much better", count: 2 }], wtl: [{ label: "candidate wins", rate: 0.5 }] });
@@ -373,7 +374,7 @@ describe("calibration drill-down", () => {
     el.querySelector(".rl-pager-bottom .rl-next").click();
     expect(model.get("page")).toBe(2);
     // the forest plot has an axis with ticks
-    expect([...el.querySelectorAll(".rl-forest-axis text")].length).toBe(5);
+    expect([...el.querySelectorAll(".rl-forest-axis .rl-tick")].length).toBe(5);
     inert(el);
   });
 });

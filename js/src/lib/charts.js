@@ -75,6 +75,8 @@ export function criteriaBars(chart, width = 460) {
       const w = total ? (barW * res.count) / total : 0;
       const cls = res.good === true ? "rl-good" : res.good === false ? "rl-badc" : res.label === "tie" ? "rl-neutral" : `rl-level rl-l${Math.min(i, 4)}`;
       svg.append(s("rect", { x: x.toFixed(1), y: y + 3, width: w.toFixed(1), height: rowH - 6, class: `rl-seg ${cls}`, "data-result": String(res.label) }, tip(`${name}: ${res.label} ${fmtInt(res.count)} of ${fmtInt(total)}`)));
+      const short = String(res.label).replace(/^level /, "");
+      if (w >= 8 * short.length + 8) svg.append(s("text", { x: (x + w / 2).toFixed(1), y: y + 14, "text-anchor": "middle", class: "rl-seg-label" }, short));
       x += w;
     });
     if (isNum(row.bad_share)) svg.append(s("text", { x: labelW + barW + 6, y: y + 14, class: "rl-axis" }, `${pct(row.bad_share)} fail`));
@@ -111,20 +113,19 @@ export function wtlBars(wtl, width = 360, title = "") {
 }
 
 /**
- * A horizontal axis with ticks (for forest plots): returns an SVG spanning the plot width.
- * @param {number} lo @param {number} hi @param {number} [count]
+ * A horizontal axis with ticks (for forest plots), in HTML so it stretches with the plot
+ * without stretching its labels. @param {number} lo @param {number} hi @param {number} [count]
  */
-export function axisTicks(lo, hi, count = 5, width = 300) {
-  const svg = svgRoot("rl-ticks", width, 18, "axis");
-  svg.setAttribute("preserveAspectRatio", "none");
-  svg.style.width = "100%";
+export function axisTicks(lo, hi, count = 5) {
+  const ticks = [];
   for (let i = 0; i < count; i++) {
     const v = lo + ((hi - lo) * i) / (count - 1);
-    const x = (width * i) / (count - 1);
     const label = `${v > 0 ? "+" : ""}${v.toFixed(Math.abs(hi - lo) < 2 ? 2 : 1)}`;
-    svg.append(s("line", { x1: x, y1: 0, x2: x, y2: 4, class: "rl-axis-line" }), s("text", { x, y: 15, "text-anchor": i === 0 ? "start" : i === count - 1 ? "end" : "middle", class: "rl-axis" }, label));
+    const pos = (100 * i) / (count - 1);
+    const shift = i === 0 ? "0" : i === count - 1 ? "-100%" : "-50%";
+    ticks.push(h("span", { class: "rl-tick", style: `left:${pos}%;transform:translateX(${shift})` }, label));
   }
-  return svg;
+  return h("div", { class: "rl-ticks", role: "img", "aria-label": `axis from ${lo} to ${hi}` }, ticks);
 }
 
 /**

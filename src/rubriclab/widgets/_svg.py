@@ -128,6 +128,12 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
                 f'fill="{_colour(res, i, len(results))}"><title>{_e(name)}: {_e(res["label"])} '
                 f"{res['count']:,} of {total:,}</title></rect>"
             )
+            short = str(res["label"]).removeprefix("level ")
+            if w >= 8 * len(short) + 8:
+                out.append(
+                    f'<text x="{x + w / 2:.1f}" y="{y + 13}" text-anchor="middle" fill="#fff" '
+                    f'font-weight="600">{_e(short)}</text>'
+                )
             x += w
         bad = row.get("bad_share")
         if isinstance(bad, int | float):
