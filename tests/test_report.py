@@ -183,3 +183,12 @@ def test_prose_columns_get_room_and_metric_columns_stay_narrow() -> None:
         in head
     )
     assert "white-space:nowrap" in head  # the score column
+
+
+def test_markdown_detection_on_hostile_text() -> None:
+    """Bounded patterns: a wall of brackets is plain text (an unbounded scan would hang here)."""
+    from rubriclab.widgets._markdown import looks_like_markdown, markdown_html
+
+    nasty = "[" * 100_000 + "*" * 50_000 + "`" * 20_000
+    assert not looks_like_markdown(nasty)
+    assert "&lt;script&gt;" in markdown_html("[" * 5_000 + "<script>x</script>")

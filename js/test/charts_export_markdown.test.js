@@ -396,3 +396,12 @@ describe("pairwise view", () => {
     inert(el);
   });
 });
+
+describe("Markdown under hostile input", () => {
+  it("treats a wall of brackets as plain text (bounded patterns: no quadratic scan)", () => {
+    const nasty = "[".repeat(100_000) + "*".repeat(50_000) + "`".repeat(20_000);
+    expect(looksLikeMarkdown(nasty)).toBe(false);
+    const box = textBlock(nasty + "\n\n**x**", true);
+    expect(box.textContent.length).toBeGreaterThan(100_000);
+  });
+});

@@ -175,7 +175,12 @@ class _LiveRun:
             self.view = ResultTable(pd.DataFrame({"prompt": pd.Series([], dtype=object)}))
             with self.view.hold_sync():  # rows come in `live` until the run frees the kernel
                 self.view.progress = self._progress("running")
-                self.view.live = {"rows": [], "columns": self.view.visible, "total": 0, "charts": []}
+                self.view.live = {
+                    "rows": [],
+                    "columns": self.view.visible,
+                    "total": 0,
+                    "charts": [],
+                }
             data, _meta = self.view._repr_mimebundle_()
             _show(data)
 

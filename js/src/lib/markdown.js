@@ -94,7 +94,8 @@ export function markdown(text) {
 
 /** Does this text use any Markdown worth rendering? (plain prose stays a pre-wrap block) @param {string} s */
 export function looksLikeMarkdown(s) {
-  return /(^|\n)\s{0,3}(#{1,6}\s|[-*+]\s|\d+[.)]\s|>|```|~~~)|\*\*[^*]+\*\*|__[^_]+__|`[^`]+`|\[[^\]]+\]\([^)]+\)|(^|\n)\|.*\|/.test(s);
+  // bounded repeats and a bounded prefix: no quadratic scan of hostile input ("[[[[...")
+  return /(^|\n)\s{0,3}(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~)|\*\*[^*\n]{1,300}\*\*|__[^_\n]{1,300}__|`[^`\n]{1,300}`|\[[^\]\n]{1,300}\]\([^)\s]{1,500}\)|(^|\n)\|[^\n]{0,2000}\|/.test(String(s).slice(0, 20_000));
 }
 
 /**

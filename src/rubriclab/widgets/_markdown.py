@@ -18,13 +18,14 @@ __all__ = ["SAFE_LINK", "looks_like_markdown", "markdown_html"]
 SAFE_LINK = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
 #: the same test as the views' ``looksLikeMarkdown``: plain prose stays a pre-wrap block
 _MARKDOWN = re.compile(
-    r"(^|\n)\s{0,3}(#{1,6}\s|[-*+]\s|\d+[.)]\s|>|```|~~~)|\*\*[^*]+\*\*|__[^_]+__|`[^`]+`"
-    r"|\[[^\]]+\]\([^)]+\)|(^|\n)\|.*\|"
+    r"(^|\n)\s{0,3}(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~)|\*\*[^*\n]{1,300}\*\*"
+    r"|__[^_\n]{1,300}__|`[^`\n]{1,300}`|\[[^\]\n]{1,300}\]\([^)\s]{1,500}\)|(^|\n)\|[^\n]{0,2000}\|"
 )
 
 
 def looks_like_markdown(text: str) -> bool:
-    return bool(_MARKDOWN.search(text))
+    """Bounded repeats over a bounded prefix: hostile input ("[[[[...") cannot make it slow."""
+    return bool(_MARKDOWN.search(text[:20_000]))
 
 
 MAX_MARKDOWN_CHARS = 200_000
