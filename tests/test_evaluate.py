@@ -353,3 +353,15 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
     kept = display.last_live_rows()
     assert list(kept.index) == list(range(8)) and (kept["chk/score"] == 1.0).all()
     assert "run interrupted; the 8 finished rows stay in the live table" in capsys.readouterr().err
+
+
+def test_live_runs_refuse_what_they_cannot_show() -> None:
+    from rubriclab.evaluate import aevaluate
+    from rubriclab.runner import run_sync
+
+    df = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
+    with pytest.raises(ValueError, match="no live view yet"):
+        rl.evaluate(df, [metric], judge="mock", partition="span", display=True)
+    with pytest.raises(ValueError, match="chunk_rows must be at least 1, got 0"):
+        run_sync(aevaluate(df, [metric], judge="mock", on_rows=lambda part: None, chunk_rows=0))

@@ -204,7 +204,6 @@ class _LiveRun:
             self.parts.append(part)
             self.done += len(part)
             self.errors += _error_rows(part)
-            _last_live["rows"] = None  # rebuilt on demand below
             now = time.monotonic()
             if self.total is not None and self.done >= self.total:
                 return  # the final result follows at once

@@ -103,7 +103,11 @@ async def _run_in_blocks(
     chunk_rows: int | None,
 ) -> tuple[pd.DataFrame, list[MetricInfo], RunStats, bool]:
     """Judge ``cases`` a block at a time and hand each finished block to ``on_rows``."""
-    size = chunk_rows or max(4 * int(getattr(judge, "max_concurrency", 8)), 16)
+    size = (
+        chunk_rows
+        if chunk_rows is not None
+        else max(4 * int(getattr(judge, "max_concurrency", 8)), 16)
+    )
     if size < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {size}")
     quiet: Any = _NoBars(judge)
@@ -195,7 +199,12 @@ def evaluate(
     """
     from .runner import run_sync
 
-    if display and partition is None and not _looks_like_traces(data):
+    if display:
+        if partition is not None or _looks_like_traces(data):
+            raise ValueError(
+                "display=True shows rows of a table as they finish; trace evaluation "
+                "(partition=...) has no live view yet: run it without display and show the result"
+            )
         from .display import live_evaluate
 
         result: EvalResult = live_evaluate(

@@ -293,8 +293,8 @@ def test_calibration_cell_lists_paged_comparisons_with_texts(notebook: Any) -> N
         "+0.38",
         "+0.75",
     ]
-    listing = view.locator(".rl-listing").bounding_box()
-    assert listing["height"] < 1200  # a page of comparisons, not a 2,000 px list of ids
+    height = view.evaluate("(el) => el.querySelector('.rl-listing').getBoundingClientRect().height")
+    assert height < 1200  # a page of comparisons, not a 2,000 px list of ids
     _shot(output_of(notebook, 3), "calibration_paged")
 
 
@@ -314,7 +314,10 @@ def test_a_live_run_fills_the_table_then_returns_the_same_result(notebook: Any) 
     out.locator("text=SAME True 24").wait_for(timeout=60_000)
     progress = out.locator(".rl-progress-text").inner_text()
     assert progress == "24 of 24 rows · 4 errors · finished"
-    assert out.locator(".rl-count").inner_text() == "24 rows"
+    # the finished table pages from the kernel once the cell has returned
+    notebook.wait_for_function(
+        "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[4].querySelector('.rl-count')?.textContent === '24 rows'"
+    )
     assert "Warning" not in out.inner_text() and "never awaited" not in out.inner_text()
     _shot(out, "live_finished")
 
