@@ -301,6 +301,8 @@ function render({ model, el }) {
   function drawProgress() {
     clear(progress);
     const p = model.get("progress");
+    // the kernel cannot answer an export while the run holds it
+    for (const b of toolbar.querySelectorAll(".rl-export button")) /** @type {HTMLButtonElement} */ (b).disabled = Boolean(p && p.state === "running");
     if (!p || !isNum(p.total)) return;
     const pct = p.total ? Math.round((100 * p.done) / p.total) : 100;
     const word = p.state === "running" ? "running" : p.state === "interrupted" ? "interrupted: the finished rows are kept" : p.state === "failed" ? `failed: ${p.message || "see the cell's error"}` : "finished";
@@ -308,6 +310,7 @@ function render({ model, el }) {
     progress.append(
       h("span", { class: "rl-progress-bar", role: "progressbar", "aria-valuenow": String(pct), "aria-valuemin": "0", "aria-valuemax": "100" }, h("span", { style: `width:${pct}%` })),
       h("span", { class: "rl-progress-text" }, `${fmtInt(p.done)} of ${fmtInt(p.total)} rows · ${fmtInt(p.errors || 0)} errors · ${word}`),
+      p.state === "running" ? h("span", { class: "rl-muted rl-small rl-live-hint" }, "rows in run order; sorting, filters and export work when the run ends") : null,
     );
   }
 
@@ -470,6 +473,7 @@ function render({ model, el }) {
     );
     toolbar.append(wrap, chartsBtn, exportBox, count);
     if (state.chooserOpen) toggleChooser(wrap, true);
+    drawProgress();
   }
 
   /** Show or hide some columns (keeping the result's column order). @param {string[]} keys @param {boolean} on */

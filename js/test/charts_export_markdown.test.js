@@ -340,6 +340,7 @@ describe("ResultTable, sharper", () => {
     await frame();
     expect(requests.slice(n).filter((r) => r.op === "page")).toEqual([]); // nothing asked of the busy kernel
     expect(el.querySelector(".rl-progress-text").textContent).toBe("3 of 10 rows · 1 errors · running");
+    expect(el.querySelector(".rl-export-csv").disabled).toBe(true);
     expect(el.querySelectorAll(".rl-tr").length).toBe(3);
     expect(el.querySelector('.rl-tr[data-pos="1"]').textContent).toContain("live row 1");
     expect(el.querySelector(".rl-charts svg.rl-hist")).not.toBeNull();
@@ -353,6 +354,7 @@ describe("ResultTable, sharper", () => {
     await tick();
     await frame();
     expect(el.querySelector(".rl-progress-text").textContent).toContain("finished");
+    expect(el.querySelector(".rl-export-csv").disabled).toBe(false);
     expect(requests.slice(n).some((r) => r.op === "page")).toBe(true);
   });
 });
