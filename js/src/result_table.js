@@ -1,6 +1,6 @@
 // ResultTable: the whole result in a virtual grid. Rows arrive in pages over custom messages
 // (sorting and filtering happen in the kernel), so 100,000 rows cost no more than 20.
-import { h, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
+import { h, append, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
 import { createRpc } from "./lib/rpc.js";
 import { PageCache, visibleRange, scrollTopFor } from "./lib/grid.js";
 import { summaryCards } from "./lib/summary.js";
@@ -307,10 +307,11 @@ function render({ model, el }) {
     const pct = p.total ? Math.round((100 * p.done) / p.total) : 100;
     const word = p.state === "running" ? "running" : p.state === "interrupted" ? "interrupted: the finished rows are kept" : p.state === "failed" ? `failed: ${p.message || "see the cell's error"}` : "finished";
     progress.className = `rl-progress-line rl-${p.state || "done"}`;
-    progress.append(
-      h("span", { class: "rl-progress-bar", role: "progressbar", "aria-valuenow": String(pct), "aria-valuemin": "0", "aria-valuemax": "100" }, h("span", { style: `width:${pct}%` })),
+    append(
+      progress,
+      [h("span", { class: "rl-progress-bar", role: "progressbar", "aria-valuenow": String(pct), "aria-valuemin": "0", "aria-valuemax": "100" }, h("span", { style: `width:${pct}%` })),
       h("span", { class: "rl-progress-text" }, `${fmtInt(p.done)} of ${fmtInt(p.total)} rows · ${fmtInt(p.errors || 0)} errors · ${word}`),
-      p.state === "running" ? h("span", { class: "rl-muted rl-small rl-live-hint" }, "rows in run order; sorting, filters and export work when the run ends") : null,
+      p.state === "running" ? h("span", { class: "rl-muted rl-small rl-live-hint" }, "rows in run order; sorting, filters and export work when the run ends") : null],
     );
   }
 

@@ -353,7 +353,7 @@ describe("ResultTable, sharper", () => {
     await tick();
     await tick();
     await frame();
-    expect(el.querySelector(".rl-progress-text").textContent).toContain("finished");
+    expect(el.querySelector(".rl-progress-line").textContent).toBe("10 of 10 rows · 1 errors · finished");
     expect(el.querySelector(".rl-export-csv").disabled).toBe(false);
     expect(requests.slice(n).some((r) => r.op === "page")).toBe(true);
   });

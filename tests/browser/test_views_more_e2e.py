@@ -314,6 +314,7 @@ def test_a_live_run_fills_the_table_then_returns_the_same_result(notebook: Any) 
     out.locator("text=SAME True 24").wait_for(timeout=60_000)
     progress = out.locator(".rl-progress-text").inner_text()
     assert progress == "24 of 24 rows · 4 errors · finished"
+    assert out.locator(".rl-progress-line").inner_text().strip() == progress
     # the finished table pages from the kernel once the cell has returned
     notebook.wait_for_function(
         "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[4].querySelector('.rl-count')?.textContent === '24 rows'"
