@@ -570,3 +570,10 @@ def test_round_precision_is_bounded() -> None:
     assert render("{{ 3.14159 | round(2) }} {{ 1234 | round(-2) }}", {}) == "3.14 1200"
     with pytest.raises(TemplateError, match="round precision must be between -30 and 30"):
         render("{{ 5 | round(-100000000) }}", {})
+
+
+def test_sum_adds_every_number_even_ones_equal_to_start() -> None:
+    # small ints are shared objects: a sum that skipped items identical to `start` gave 5 here
+    assert render("{{ [5, 5] | sum(start=5) }} {{ [0, 2] | sum }}", {}) == "15 2"
+    with pytest.raises(TemplateError, match="sum adds numbers"):
+        render("{{ [[1]] | sum(start=[]) }}", {})

@@ -323,13 +323,16 @@ def _filter_sum(
     """``sum`` of numbers only (``sum(start=[])`` would concatenate lists without a limit)."""
     if attribute is not None:
         iterable = map(jfilters.make_attrgetter(environment, attribute), iterable)
-    total = start
-    for item in (start, *iterable):
-        tick()
+
+    def number(item: Any) -> Any:
         if isinstance(item, bool) or not isinstance(item, (int, float)):
             raise TypeError(f"sum adds numbers, not {type(item).__name__}")
-        if item is not start:
-            total = total + item
+        return item
+
+    total = number(start)
+    for item in iterable:
+        tick()
+        total = total + number(item)
     return total
 
 
