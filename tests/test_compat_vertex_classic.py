@@ -101,7 +101,7 @@ def test_classic_pointwise_metric_gives_score_and_explanation(judge: Any) -> Non
     assert list(table["fluency/score"][:2]) == [5.0, 2.0]
     assert table.loc[0, "fluency/explanation"] == "reads naturally."
     assert math.isnan(table.loc[2, "fluency/score"])  # unreadable: an error, never a 0
-    assert "no score" in table.loc[2, "fluency/error"]
+    assert "nor a classic 'Score: N' answer" in table.loc[2, "fluency/error"]
     assert result.summary_metrics["fluency/mean"] == pytest.approx(3.5)
     assert result.result.table.loc[1, "fluency/rationale"] == "reads stiffly."
 

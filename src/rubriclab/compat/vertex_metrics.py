@@ -145,16 +145,21 @@ class _CritiqueMetric:
 
 class PointwiseMetric(_CritiqueMetric):
     """One response judged per row. The default parser reads Vertex's ``<question>`` blocks;
-    a template without ``{rubrics}`` is Vertex's classic metric (a score and an explanation)."""
+    an answer without them, to a template without ``{rubrics}``, is read as Vertex's classic
+    metric (a score and an explanation)."""
 
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pointwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        if "rubrics" not in self.placeholders:
-            from .vertex_classic import parse_pointwise_score_result
+        result = vertex_utils.parse_pointwise_rubric_result(texts)
+        if result.get("error") is None or "rubrics" in self.placeholders:
+            return result
+        from .vertex_classic import parse_pointwise_score_result  # no verdicts: a classic metric?
 
-            return parse_pointwise_score_result(texts)
-        return vertex_utils.parse_pointwise_rubric_result(texts)
+        classic = parse_pointwise_score_result(texts)
+        if classic.get("error") is None:
+            return classic
+        return {**result, "error": f"{result['error']}; nor a classic 'Score: N' answer"}
 
 
 class PairwiseMetric(_CritiqueMetric):
@@ -167,11 +172,15 @@ class PairwiseMetric(_CritiqueMetric):
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pairwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        if "rubrics" not in self.placeholders:  # classic: CANDIDATE / BASELINE / TIE
-            from .vertex_classic import parse_pairwise_choice_result
+        result = vertex_utils.parse_pairwise_rubric_result(texts)
+        if result.get("error") is None or "rubrics" in self.placeholders:
+            return result
+        from .vertex_classic import parse_pairwise_choice_result  # classic: CANDIDATE/BASELINE/TIE
 
-            return parse_pairwise_choice_result(texts)
-        return vertex_utils.parse_pairwise_rubric_result(texts)
+        classic = parse_pairwise_choice_result(texts)
+        if classic.get("error") is None:
+            return classic
+        return {**result, "error": f"{result['error']}; nor a classic CANDIDATE/BASELINE/TIE"}
 
     def __init__(
         self,
