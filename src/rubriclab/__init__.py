@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "Criterion": "rubric",
     "Rubric": "rubric",
     "RubricError": "rubric",
+    "RubricWarning": "rubric",
+    "format_percent": "scale",
     "Score": "scoring",
     "ScoreError": "scoring",
     "Summary": "scoring",
@@ -121,6 +123,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .result import EvalResult as EvalResult
     from .result import load_result as load_result
     from .rubric import Criterion as Criterion
+    from .rubric import RubricWarning as RubricWarning
+    from .scale import format_percent as format_percent
     from .rubric import Level as Level
     from .rubric import Rubric as Rubric
     from .rubric import RubricError as RubricError

@@ -26,7 +26,7 @@ EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _EPILOG = """\
 examples:
   rubriclab demo                                  offline demo on the mock judge + report
-  rubriclab run eval.yaml --fail-under 0.7        judge a data file, gate CI on the mean score
+  rubriclab run eval.yaml --fail-under 70%        judge a data file, gate CI on the mean score
   rubriclab report results/ -o report.html        an HTML report from saved results
   rubriclab serve-fake-judge --port 8765          a fake OpenAI-compatible judge for tests
 
@@ -114,10 +114,20 @@ def _parser() -> argparse.ArgumentParser:
 def _fail_under(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-under",
-        type=float,
+        type=_threshold,
         metavar="SCORE",
-        help="exit with code 1 when any metric's mean score is under SCORE (or has no score)",
+        help="exit with code 1 when any metric's mean score is under SCORE (or has no score); "
+        "SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a percent",
     )
+
+
+def _threshold(text: str) -> float:
+    from .scale import parse_fraction
+
+    try:
+        return parse_fraction(text, "--fail-under")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -252,8 +262,12 @@ def _unique(name: str, taken: Mapping[str, object]) -> str:
 
 def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
     """Exit code for ``--fail-under``: every metric's mean must be at least ``threshold``."""
+    from .scale import format_percent
+
     if threshold is None:
         return EXIT_OK
+    bar = format_percent(threshold)
+    print(f"--fail-under read as {bar} (mean scores are compared on 0-100%)", file=sys.stderr)
     failures = []
     for name, result in results.items():
         for metric in result.metric_names:
@@ -261,11 +275,11 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
             if mean is None:
                 failures.append(f"{name}/{metric}: no scored rows")
             elif mean < threshold:
-                failures.append(f"{name}/{metric}: mean {mean:.3f} < {threshold:g}")
+                failures.append(f"{name}/{metric}: mean {format_percent(mean)} < {bar}")
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     if not failures:
-        print(f"OK every metric's mean is at least {threshold:g}", file=sys.stderr)
+        print(f"OK every metric's mean is at least {bar}", file=sys.stderr)
     return EXIT_BELOW if failures else EXIT_OK
 
 

@@ -1,7 +1,10 @@
 """Turn a DataFrame or records into validated ``Case``s, with errors that name row and column.
 
 Everything downstream (rendering, judging, scoring, views) reads cases, never raw frames, so the
-checks here (missing columns, empty responses, unreadable images) happen once, before any call.
+checks here happen once, before any call. Shape problems (a missing column, an unknown mapping,
+an unreadable image file) fail fast; a row's content never stops the run: an empty response
+("") is judged as what the model said, and a missing one (None/NaN) or a missing prompt becomes
+that row's error (``Case.error``) while every other row is scored.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class Case:
     media: list[Media] = field(default_factory=list)
     rubric: Rubric | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    """Why this row cannot be judged (e.g. no prompt); it becomes the row's error, no call made."""
 
     def variables(self) -> dict[str, Any]:
         """What templates see: the canonical fields plus every other input column."""
@@ -158,14 +163,9 @@ def to_cases(
     for pos, (label, row) in enumerate(zip(frame.index, records, strict=True)):
         where = _where(pos, label)
         values = {f: _text(row.get(col[f]), where, col[f]) for f in FIELDS if col[f] in row}
-        if not values.get("prompt"):
-            raise DataError(f"{where}, column {col['prompt']!r}: the prompt is empty")
-        for name in required[1:]:
-            if not values.get(name):
-                raise DataError(
-                    f"{where}, column {col[name]!r}: empty {name.replace('_', ' ')} "
-                    "(fill it, drop the row, or pass model= to generate responses)"
-                )
+        error = None
+        if values.get("prompt") is None or not str(values["prompt"]).strip():
+            error = f"no prompt (column {col['prompt']!r} is empty in this row)"
         media = [m for c in media_cols for m in _media(row.get(c), c, where, check_files)]
         cases.append(
             Case(
@@ -179,6 +179,7 @@ def to_cases(
                 media=media,
                 rubric=_rubric(row.get(rubric_col), where, rubric_col),
                 extra={str(c): row[c] for c in extra_cols},
+                error=error,
             )
         )
     return cases
@@ -219,10 +220,11 @@ def _missing(value: Any) -> bool:
 
 
 def _text(value: Any, where: str, column: str) -> str | None:
+    """A cell as text; None only when it is missing (None/NaN). "" stays "": it was said."""
     if _missing(value):
         return None
     if isinstance(value, str):
-        return value if value.strip() else None
+        return value
     if isinstance(value, int | float | bool):
         return str(value)
     if isinstance(value, Mapping | list):
