@@ -128,6 +128,11 @@ def test_braces_expand_from_the_namespace(
             "rubric YAML is not valid: line 3",
         ),
         ("%%rubric df --judge mock\ncriteria: []\n", "at least one criterion"),
+        (
+            "%%rubric df --judge mock\ncriteria:\n  tone:\n    weight: -2\n"
+            "    levels: {1: rude, 2: stiff, 3: warm}\n",
+            "only a yes/no criterion may be a penalty",
+        ),
         ("%rubric df --judge mock --metric no_such_metric", "no predefined metric"),
         ("%rubric df --judge nonsense", "unknown judge spec"),
         ("%rubric df --judge mock --bogus", "unrecognized arguments: --bogus"),

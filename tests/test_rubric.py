@@ -48,7 +48,7 @@ def test_pass_mark_accepts_percentages_as_people_write_them() -> None:
     assert rl.Rubric.from_yaml("pass_mark: 70%\ncriteria: [Is it short]").pass_mark == 0.7
     with pytest.raises(ValidationError, match="pass_mark"):
         rl.Rubric.checklist(["q?"], pass_mark=170)
-    with pytest.raises(ValidationError, match="pass_mark must be a fraction like 0.7"):
+    with pytest.raises(ValidationError, match=r"pass_mark must be a fraction like 0\.7"):
         rl.Rubric.checklist(["q?"], pass_mark="high")
 
 

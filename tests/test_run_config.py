@@ -131,5 +131,5 @@ def test_yaml_words_stay_words_and_fail_under_reads_percents(tmp_path: Path) -> 
     rubric = config.build_metrics()[0].rubric
     assert rubric is not None
     assert [lv.descriptor for lv in rubric["answered"].levels] == ["no", "partly", "yes"]
-    with pytest.raises(ConfigError, match="fail_under must be a fraction like 0.7"):
+    with pytest.raises(ConfigError, match=r"fail_under must be a fraction like 0\.7"):
         load_config(_write(tmp_path, "data: data.csv\nfail_under: lots\nmetrics: [text_quality]\n"))

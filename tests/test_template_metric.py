@@ -486,7 +486,11 @@ def test_an_answer_cut_off_at_max_tokens_is_a_row_error_not_a_zero(
     fake_judge.responder = lambda body: {
         "model": "judge-model",
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": cut}, "finish_reason": "length"}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": cut},
+                "finish_reason": "length",
+            }
         ],
         "usage": {"prompt_tokens": 5, "completion_tokens": 12, "total_tokens": 17},
     }

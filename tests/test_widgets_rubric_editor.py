@@ -78,7 +78,6 @@ def test_an_invalid_edit_is_reverted_in_the_browser_too(monkeypatch: pytest.Monk
         (lambda v: v["criteria"][0]["levels"][1].update(descriptor="  "), "descriptor is empty"),
         (lambda v: v["criteria"][0]["levels"][1].update(score=0), "level score 0 appears twice"),
         (lambda v: v.update(pass_mark=150), "pass_mark must be a fraction"),
-
         (lambda v: v["criteria"][0].update(colour="red"), "Extra inputs are not permitted"),
     ],
 )

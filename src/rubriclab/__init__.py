@@ -123,11 +123,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .result import EvalResult as EvalResult
     from .result import load_result as load_result
     from .rubric import Criterion as Criterion
-    from .rubric import RubricWarning as RubricWarning
-    from .scale import format_percent as format_percent
     from .rubric import Level as Level
     from .rubric import Rubric as Rubric
     from .rubric import RubricError as RubricError
+    from .rubric import RubricWarning as RubricWarning
+    from .scale import format_percent as format_percent
     from .scoring import Score as Score
     from .scoring import ScoreError as ScoreError
     from .scoring import Summary as Summary

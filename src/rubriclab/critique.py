@@ -332,13 +332,18 @@ async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -
             if reply.error is not None:
                 failed = f"judge call failed: {reply.error}"
                 cut = job.error if job.error and job.error.startswith(_CUT_OFF) else None
-                job.error = f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
+                job.error = (
+                    f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
+                )
                 continue  # the engine already retried transport errors; do not re-ask
             if reply.finish_reason == "length":
                 # a cut-off answer is never scored, however much of it parses: ask the same
                 # question again with room to finish (the cut text stays as the raw output)
                 job.error = _cut_off_message(reply, judge, job.params)
-                job.params = {**job.params, "max_tokens": _larger_max_tokens(reply, judge, job.params)}
+                job.params = {
+                    **job.params,
+                    "max_tokens": _larger_max_tokens(reply, judge, job.params),
+                }
                 retry.append(job)
                 continue
             text = reply.text or ""

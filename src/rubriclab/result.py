@@ -193,16 +193,16 @@ class EvalResult:
             rows[info.name]["calls"] = self.stats.calls.get(info.name, 0)
             rows[info.name]["tokens"] = self.stats.tokens.get(info.name, 0)
             if s.criteria:
-                counts = ", ".join(
-                    f"{c} {w.win}/{w.tie}/{w.loss}" for c, w in s.criteria.items()
-                )
+                counts = ", ".join(f"{c} {w.win}/{w.tie}/{w.loss}" for c, w in s.criteria.items())
                 notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
         frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
         frame.index.name = "metric"
         if "pass" in frame.columns:
             notes.append(PASS_RULE)
         if any(info.kind == "pairwise" for info in self.metrics):
-            notes.append("pairwise mean: +100% candidate much better ... -100% baseline much better")
+            notes.append(
+                "pairwise mean: +100% candidate much better ... -100% baseline much better"
+            )
         with pd.option_context("display.width", 160, "display.max_columns", 20):
             body = frame.to_string()
         return "\n".join([head, body, *notes])
@@ -349,6 +349,7 @@ def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
             f"{format_percent(s.swap_inconsistent_rate)} ({s.swap_inconsistent}/{s.scored})"
         )
     return cells
+
 
 _JSON_TAG = "\x00json:"
 

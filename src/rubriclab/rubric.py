@@ -38,7 +38,15 @@ from .yaml12 import YamlError, load_yaml
 if TYPE_CHECKING:
     from .scoring import Score
 
-__all__ = ["MAX_LEVELS", "YES_NO_LEVELS", "Criterion", "Level", "Rubric", "RubricError", "RubricWarning"]
+__all__ = [
+    "MAX_LEVELS",
+    "YES_NO_LEVELS",
+    "Criterion",
+    "Level",
+    "Rubric",
+    "RubricError",
+    "RubricWarning",
+]
 
 #: more levels than this and judges stop telling neighbours apart (the lesson: 3-5 levels)
 MAX_LEVELS = 5

@@ -310,7 +310,9 @@ class Summary(BaseModel):
         if self.std is not None:
             parts[0] += f" {format_spread(self.std)}"
         if self.pass_rate is not None and self.pass_rate.rate is not None:
-            parts.append(f"pass {format_percent(self.pass_rate.rate)} ({self.passed}/{self.verdicts})")
+            parts.append(
+                f"pass {format_percent(self.pass_rate.rate)} ({self.passed}/{self.verdicts})"
+            )
         if self.verdicts is not None and self.no_verdict:
             parts.append(f"{self.no_verdict} without a verdict")
         for key in ("win", "tie", "loss"):
@@ -353,9 +355,7 @@ def summarize(
     pass_iv: Interval | None = None
     n_passed = n_verdicts = None
     if passed is not None:
-        flags = [
-            _flag(p) for p, v in zip(passed, vals, strict=True) if v is not None
-        ]
+        flags = [_flag(p) for p, v in zip(passed, vals, strict=True) if v is not None]
         decided = [f for f in flags if f is not None]
         n_passed, n_verdicts = sum(decided), len(decided)
         if decided:

@@ -66,7 +66,7 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 def load_yaml(text: str) -> Any:
     """Parse ``text`` (one document) safely with YAML 1.2 scalars; errors name the line."""
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
