@@ -113,16 +113,14 @@ def _openers(expect: _Kind) -> str:
     return "{["
 
 
-def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
-    """Opening brackets outside any other bracket (string-aware inside brackets).
+def _brackets(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(index, bracket, depth before it)`` for each bracket outside strings.
 
-    A reply cut off mid-object must not yield the complete objects nested in it: those
-    are parts of the answer, not the answer, and are left to repair.
+    Strings are tracked only inside brackets, so a quote in the prose around the JSON does
+    not hide the brackets after it.
     """
-    openers = _openers(expect)
     depth = 0
     in_string = escaped = False
-    found = 0
     for i, ch in enumerate(text):
         if in_string:
             if escaped:
@@ -132,16 +130,29 @@ def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
             elif ch == '"':
                 in_string = False
         elif ch in "{[":
-            if depth == 0 and ch in openers:
-                yield i
-                found += 1
-                if found >= _MAX_SCAN_STARTS:
-                    return
+            yield i, ch, depth
             depth += 1
         elif ch in "}]":
+            yield i, ch, depth
             depth = max(depth - 1, 0)
         elif ch == '"' and depth > 0:
             in_string = True
+
+
+def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
+    """Opening brackets outside any other bracket (string-aware inside brackets).
+
+    A reply cut off mid-object must not yield the complete objects nested in it: those
+    are parts of the answer, not the answer, and are left to repair.
+    """
+    openers = _openers(expect)
+    found = 0
+    for i, ch, depth in _brackets(text):
+        if depth == 0 and ch in openers:
+            yield i
+            found += 1
+            if found >= _MAX_SCAN_STARTS:
+                return
 
 
 def _inline_strict(text: str, expect: _Kind) -> Iterator[Any]:
@@ -228,25 +239,7 @@ def _closes(body: str) -> bool:
     whatever came first, scoring a verdict the judge never finished. Only closed JSON is
     repaired.
     """
-    depth = 0
-    in_string = escaped = False
-    for ch in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth <= 0:
-                return True
-    return False
+    return any(ch in "}]" and depth <= 1 for _, ch, depth in _brackets(body))
 
 
 def extract_json(text: str, *, expect: _Kind = None) -> Any:

@@ -20,7 +20,7 @@ import pandas as pd
 from .judges.base import CallTally
 from .rubric import Rubric
 from .scale import format_percent
-from .scoring import Summary, summarize
+from .scoring import PASS_RULE, Summary, summarize
 
 __all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
 
@@ -29,11 +29,6 @@ MetricKind = Literal["pointwise", "pairwise", "template"]
 #: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
 _NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
 _FORMAT_VERSION = 1
-#: what the summary text says a pass is (one rule: see ``rubriclab.scoring.Summary``)
-PASS_RULE = (
-    "pass = verdict 'pass' (score at or above the pass mark, every critical criterion met), "
-    "over rows with a pass/fail verdict"
-)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .scale import format_percent, format_spread
 
 __all__ = [
     "PAIRWISE_SCALE",
+    "PASS_RULE",
     "Interval",
     "Score",
     "ScoreError",
@@ -229,6 +230,13 @@ def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> Interval:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return Interval(rate=p, low=max(0.0, centre - half), high=min(1.0, centre + half), k=k, n=n)
+
+
+#: what counts as a pass, in one line for every view that shows a pass rate (see ``Summary``)
+PASS_RULE = (
+    "pass = verdict 'pass' (score at or above the pass mark, every critical criterion met), "
+    "over rows with a pass/fail verdict"
+)
 
 
 class WinTieLoss(BaseModel):
