@@ -464,3 +464,22 @@ def test_pairwise_summary_counts_flips_and_wins_per_criterion(fake_judge: Any) -
     text = result.summary_text("pw run")
     assert "swap-inconsistent" in text and "100.0% (2/2)" in text
     assert "pw per criterion (win/tie/loss): q1 1/0/1, q2 0/2/0" in text
+
+
+def test_a_bad_image_or_rubric_cell_fails_its_row_only(fake_judge: Any, tmp_path: Path) -> None:
+    fake_judge.responder = lambda body: _verdicts(q1="YES")
+    df = pd.DataFrame(
+        {
+            "prompt": ["p0", "p1", "p2"],
+            "response": ["r0", "r1", "r2"],
+            "image": [None, str(tmp_path / "missing.png"), None],
+            "rubric": [["Right?"], ["Right?"], "criteria: [{name: a, wieght: 2}]"],
+        }
+    )
+    t = rl.evaluate(df, [rl.metrics.RubricMetric(name="chk")], judge=_judge(fake_judge)).table
+    assert t.loc[0, "chk/score"] == 1.0
+    assert (
+        "row 1, column 'image'" in t.loc[1, "chk/error"] and "no such file" in t.loc[1, "chk/error"]
+    )
+    assert "row 2, column 'rubric': not a valid rubric" in t.loc[2, "chk/error"]
+    assert len(fake_judge.requests) == 1

@@ -527,10 +527,10 @@ def _majority(
 def _unjudgeable(
     case: Case, rubric: Rubric | None, missing: str | None, *, need_baseline: bool
 ) -> str | None:
+    if case.error:  # the row's own content could not be read (no prompt, bad image...)
+        return case.error
     if rubric is None:
         return missing or "no rubric for this case (give one, a rubric column, or a generator)"
-    if case.error:
-        return case.error
     if case.response is None:  # "" is what the model said, and is judged
         note = case.extra.get("response_error")
         return f"no response to judge{f': {note}' if note else ''}"

@@ -13,10 +13,10 @@ import json
 import math
 import mimetypes
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -29,6 +29,7 @@ FIELDS = ("prompt", "response", "baseline_model_response", "reference", "context
 #: columns read as media when present (case-insensitive)
 MEDIA_COLUMNS = ("image", "images", "image_url", "image_path", "media")
 
+_T = TypeVar("_T")
 _DATA_URI = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(;base64)?,", re.I)
 
 
@@ -162,24 +163,34 @@ def to_cases(
     cases: list[Case] = []
     for pos, (label, row) in enumerate(zip(frame.index, records, strict=True)):
         where = _where(pos, label)
-        values = {f: _text(row.get(col[f]), where, col[f]) for f in FIELDS if col[f] in row}
-        error = None
+        problems: list[str] = []  # this row's content problems: its error, not the run's
+        values = {
+            f: _content(problems, None, _text, row.get(col[f]), where, col[f])
+            for f in FIELDS
+            if col[f] in row
+        }
         if values.get("prompt") is None or not str(values["prompt"]).strip():
-            error = f"no prompt (column {col['prompt']!r} is empty in this row)"
-        media = [m for c in media_cols for m in _media(row.get(c), c, where, check_files)]
+            problems.insert(0, f"no prompt (column {col['prompt']!r} is empty in this row)")
+        no_media: list[Media] = []
+        media = [
+            m
+            for c in media_cols
+            for m in _content(problems, no_media, _media, row.get(c), c, where, check_files)
+        ]
+        rubric = _content(problems, None, _rubric, row.get(rubric_col), where, rubric_col)
         cases.append(
             Case(
                 id=str(label),
                 index=label,
-                prompt=values["prompt"] or "",
+                prompt=values.get("prompt") or "",
                 response=values.get("response"),
                 baseline_model_response=values.get("baseline_model_response"),
                 reference=values.get("reference"),
                 context=values.get("context"),
                 media=media,
-                rubric=_rubric(row.get(rubric_col), where, rubric_col),
+                rubric=rubric,
                 extra={str(c): row[c] for c in extra_cols},
-                error=error,
+                error="; ".join(problems) or None,
             )
         )
     return cases
@@ -205,6 +216,15 @@ def cases_to_frame(cases: Sequence[Case], source: pd.DataFrame | None = None) ->
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _content(problems: list[str], default: _T, read: Callable[..., _T], *args: Any) -> _T:
+    """``read(*args)``, or ``default`` with the problem noted: a bad cell fails its row only."""
+    try:
+        return read(*args)
+    except DataError as exc:
+        problems.append(str(exc))
+        return default
 
 
 def _where(pos: int, label: Any) -> str:
