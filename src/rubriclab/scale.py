@@ -10,6 +10,7 @@ number looks the same.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 __all__ = ["format_percent", "format_spread", "parse_fraction"]
@@ -40,7 +41,7 @@ def parse_fraction(value: Any, what: str) -> float:
     that take a threshold from a person say what they read (``format_percent`` of the result).
     """
     hint = "a fraction like 0.7 or a percent like '70%'"
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | str):
         raise ValueError(f"{what} must be {hint}, got {value!r}")
     text = value.strip() if isinstance(value, str) else None
     percent = text is not None and text.endswith("%")
