@@ -304,3 +304,17 @@ def test_run_with_a_template_file_sends_that_prompt(tmp_path: Path, judge: FakeJ
     assert "accuracy completeness tone conciseness" in first
     scores = rl.load_result(tmp_path / "out" / "results.jsonl").table["support/score"]
     assert scores.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_a_rubric_without_descriptors_is_warned_about_in_one_line(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    (tmp_path / "support.yaml").write_text(
+        "criteria:\n  tone:\n    levels: 3\n", encoding="utf-8"
+    )  # replaces the lesson rubric the config names
+    assert main(["run", str(config)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "rubriclab: warning: criterion 'tone': 'levels: 3' gives levels without descriptors" in err
+    )

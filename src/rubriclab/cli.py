@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -130,6 +131,26 @@ def _threshold(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+_python_showwarning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A rubric warning as one line in the user's terms, not a source location."""
+    from .rubric import RubricWarning
+
+    if issubclass(category, RubricWarning):
+        print(f"rubriclab: warning: {message}", file=file or sys.stderr)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "serve-fake-judge":
@@ -141,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    warnings.showwarning = _show_warning
     try:
         if args.command == "demo":
             from .demo import run_demo
