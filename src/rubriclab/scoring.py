@@ -314,7 +314,8 @@ class Summary(BaseModel):
 
     def text(self) -> str:
         """One line as people read it: percents with ``%``, counts beside every rate."""
-        parts = [f"mean {format_percent(self.mean)}"]
+        pairwise = self.win is not None  # a preference on -100%..+100%: show its sign
+        parts = [f"mean {format_percent(self.mean, signed=pairwise)}"]
         if self.std is not None:
             parts[0] += f" {format_spread(self.std)}"
         if self.pass_rate is not None and self.pass_rate.rate is not None:
