@@ -464,6 +464,11 @@ def test_pairwise_summary_counts_flips_and_wins_per_criterion(fake_judge: Any) -
     text = result.summary_text("pw run")
     assert "swap-inconsistent" in text and "100.0% (2/2)" in text
     assert "pw per criterion (win/tie/loss): q1 1/0/1, q2 0/2/0" in text
+    wins = result.criterion_wins("pw")
+    assert wins.to_dict(orient="index") == {
+        "q1": {"win": 1, "tie": 0, "loss": 1},
+        "q2": {"win": 0, "tie": 2, "loss": 0},
+    }
 
 
 def test_a_bad_image_or_rubric_cell_fails_its_row_only(fake_judge: Any, tmp_path: Path) -> None:

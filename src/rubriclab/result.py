@@ -164,6 +164,21 @@ class EvalResult:
         frame.index.name = "metric"
         return frame
 
+    def criterion_wins(self, name: str) -> pd.DataFrame:
+        """A pairwise metric's wins, ties and losses per criterion (rows: criteria).
+
+        A criterion whose two orders disagreed counts as a tie; rows with an error count nowhere.
+        """
+        if self.metric(name).kind != "pairwise":
+            raise ValueError(f"metric {name!r} is not pairwise: it has no wins per criterion")
+        counts = self.metric_summary(name).criteria or {}
+        frame = pd.DataFrame(
+            [c.model_dump() for c in counts.values()],
+            index=pd.Index(list(counts), name="criterion"),
+            columns=["win", "tie", "loss"],
+        )
+        return frame
+
     @property
     def summary_metrics(self) -> dict[str, Any]:
         """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
