@@ -1,10 +1,10 @@
 """Turn a DataFrame or records into validated ``Case``s, with errors that name row and column.
 
 Everything downstream (rendering, judging, scoring, views) reads cases, never raw frames, so the
-checks here happen once, before any call. Shape problems (a missing column, an unknown mapping,
-an unreadable image file) fail fast; a row's content never stops the run: an empty response
-("") is judged as what the model said, and a missing one (None/NaN) or a missing prompt becomes
-that row's error (``Case.error``) while every other row is scored.
+checks here happen once, before any call. Shape problems (a missing column, an unknown mapping)
+fail fast; a row's content never stops the run: an empty response ("") is judged as what the
+model said, and a missing one (None/NaN), a missing prompt, an unreadable image or rubric cell
+becomes that row's error (``Case.error``) while every other row is scored.
 """
 
 from __future__ import annotations
