@@ -368,10 +368,13 @@ def test_identical_repeated_verdicts_are_merged(fake_judge: Any) -> None:
         '{"verdicts": [{"id": "q1", "verdict": "NO"}, {"id": "q1", "verdict": "NO"}]}'
     )
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
-    t = rl.evaluate(
+    result = rl.evaluate(
         pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=_judge(fake_judge)
-    ).table
-    assert t.loc[0, "chk/score"] == 0.0 and len(fake_judge.requests) == 1
+    )
+    assert result.table.loc[0, "chk/score"] == 0.0 and len(fake_judge.requests) == 1
+    # no pass mark and nothing critical: no pass rate is invented
+    assert "n/a (no pass/fail verdicts)" in result.summary_text()
+    assert "pass = verdict" not in result.summary_text()
 
 
 def test_one_bad_row_does_not_stop_the_run(fake_judge: Any) -> None:

@@ -197,8 +197,9 @@ class EvalResult:
         head = f"== {title or 'result'} ({self.row_count} rows){mock} =="
         rows: dict[str, dict[str, Any]] = {}
         notes: list[str] = []
+        summaries = {info.name: self.metric_summary(info.name) for info in self.metrics}
         for info in self.metrics:
-            s = self.metric_summary(info.name)
+            s = summaries[info.name]
             rows[info.name] = _summary_cells(s, info.kind == "pairwise")
             rows[info.name]["calls"] = self.stats.calls.get(info.name, 0)
             rows[info.name]["tokens"] = self.stats.tokens.get(info.name, 0)
@@ -207,7 +208,7 @@ class EvalResult:
                 notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
         frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
         frame.index.name = "metric"
-        if "pass" in frame.columns:
+        if any(s.verdicts for s in summaries.values()):
             notes.append(PASS_RULE)
         if any(info.kind == "pairwise" for info in self.metrics):
             notes.append(
@@ -346,10 +347,12 @@ def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
         "mean": format_percent(s.mean, signed=pairwise),
         "± std": format_percent(s.std) if s.std is not None else "",
     }
-    if s.verdicts is not None:
+    if s.verdicts:
         rate = s.pass_rate.rate if s.pass_rate is not None else None
         text = f"{format_percent(rate)} ({s.passed}/{s.verdicts})"
         cells["pass"] = text + (f", {s.no_verdict} without verdict" if s.no_verdict else "")
+    elif s.verdicts == 0 and s.scored:
+        cells["pass"] = "n/a (no pass/fail verdicts)"
     for key in ("win", "tie", "loss"):
         iv = getattr(s, key)
         if iv is not None:
