@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="a YAML or JSON run config")
     run.add_argument("--judge", help="judge spec overriding the config's (e.g. mock)")
     run.add_argument("--output", "-o", help="results folder overriding the config's 'output'")
+    run.add_argument(
+        "--allow-outside",
+        action="store_true",
+        help="let the config's paths (data, rubric, template, output, cache) leave its folder",
+    )
     _fail_under(run)
 
     report = sub.add_parser(
@@ -170,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_demo(args.judge, report=None if args.no_report else args.report)
             return EXIT_OK
         if args.command == "run":
-            return _run(args.config, args.judge, args.output, args.fail_under)
+            return _run(args.config, args.judge, args.output, args.fail_under, args.allow_outside)
         if args.command == "report":
             return _report(args.results, Path(args.output), args.title, args.fail_under)
     except KeyboardInterrupt:
@@ -191,11 +196,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- run ----------------------------------------------------------------------------------------
 
 
-def _run(config_path: str, judge_spec: str | None, output: str | None, fail: float | None) -> int:
+def _run(
+    config_path: str,
+    judge_spec: str | None,
+    output: str | None,
+    fail: float | None,
+    allow_outside: bool = False,
+) -> int:
     from .evaluate import evaluate
     from .run_config import JudgeConfig, load_config
 
-    config = load_config(config_path)
+    config = load_config(config_path, allow_outside=allow_outside)
     judge = JudgeConfig(spec=judge_spec).build() if judge_spec else config.build_judge()
     metrics = config.build_metrics()
     data = config.data_path()

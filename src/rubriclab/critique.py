@@ -458,7 +458,9 @@ async def critique_pointwise(
     def plan(case: Case, rubric: Rubric) -> list[_Job]:
         template = _template_for(metric, rubric, pairwise=False)
         text = template_for(template).render(
-            _variables(case, rubric), max_prompt_chars=metric.max_prompt_chars
+            _variables(case, rubric),
+            max_prompt_chars=metric.max_prompt_chars,
+            render_timeout=metric.render_timeout,
         )
         checklist = template == "critique_checklist"
         fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
@@ -572,7 +574,11 @@ async def critique_pairwise(
         ):
             variables = _variables(case, rubric)
             variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
-            text = template.render(variables, max_prompt_chars=metric.max_prompt_chars)
+            text = template.render(
+                variables,
+                max_prompt_chars=metric.max_prompt_chars,
+                render_timeout=metric.render_timeout,
+            )
             jobs.append(_Job(_messages(text, case), formats(rubric), 0, read))
         return jobs
 

@@ -81,6 +81,11 @@ def _rubric_parser() -> _Parser:
     p.add_argument("--name", help="metric name (default: the rubric's name, else 'rubric')")
     p.add_argument("--template", action="store_true", help="the cell is a Jinja2 judge template")
     p.add_argument(
+        "--allow-outside",
+        action="store_true",
+        help="let file paths (data, a rubric file) leave the working folder",
+    )
+    p.add_argument(
         "--map",
         action="append",
         default=[],
@@ -142,7 +147,7 @@ class RubricMagics(Magics):
         as a Jinja2 critique template (rubric from ``--metric`` or the data's rubric column).
         """
         args = _parse(_rubric_parser(), line)
-        data = self._data(args.data)
+        data = self._data(args.data, args.allow_outside)
         body = cell or ""
         try:
             judge = self._judge(args.judge)
@@ -162,7 +167,7 @@ class RubricMagics(Magics):
         return ns
 
     # -- steps --------------------------------------------------------------------------------
-    def _data(self, name: str) -> Any:
+    def _data(self, name: str, allow_outside: bool = False) -> Any:
         ns = self._ns
         if name in ns:
             return ns[name]
@@ -170,7 +175,7 @@ class RubricMagics(Magics):
             raise UsageError(f"{name!r}: pass a variable name; assign the attribute to one first")
         path = Path(name).expanduser()
         if path.is_file():
-            return str(path)
+            return str(_inside_cwd(name, "DATA", allow_outside))
         raise UsageError(f"no variable or data file named {name!r}")
 
     def _judge(self, spec: str | None) -> Judge | None:
@@ -275,6 +280,10 @@ def _metric(args: Any, cell: str) -> RubricMetric:
     if body:
         if args.metric:
             raise UsageError("give either a rubric in the cell or --metric NAME, not both")
+        if "\n" not in body and body.endswith((".yaml", ".yml", ".json")):  # a rubric file
+            body = _inside_cwd(body, "the rubric file in the cell", args.allow_outside).read_text(
+                encoding="utf-8"
+            )
         rubric = Rubric.from_yaml(body)
         name = args.name or rubric.name or "rubric"
         return _pairwise(metrics.RubricMetric(name=name, rubric=rubric), args)
@@ -306,3 +315,19 @@ def _pairwise(metric: RubricMetric, args: Any) -> RubricMetric:
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics (called by ``%load_ext rubriclab``)."""
     ipython.register_magics(RubricMagics)
+
+
+def _inside_cwd(path: str, what: str, allow_outside: bool) -> Path:
+    """A path from a cell, kept inside the working folder unless ``--allow-outside``."""
+    from .paths import PathOutsideError, resolve_inside
+
+    try:
+        return resolve_inside(
+            Path(path).expanduser(),
+            Path.cwd(),
+            key=what,
+            allow_outside=allow_outside,
+            allow_hint="--allow-outside",
+        )
+    except PathOutsideError as exc:
+        raise UsageError(str(exc)) from None

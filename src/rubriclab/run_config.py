@@ -55,7 +55,7 @@ class JudgeConfig(BaseModel):
         description="true: the default SQLite file; a path: that file; false: no cache",
     )
 
-    def build(self, base: Path = Path(".")) -> Judge:
+    def build(self, base: Path = Path("."), *, allow_outside: bool = False) -> Judge:
         import os
 
         from .judges import Judge
@@ -74,7 +74,8 @@ class JudgeConfig(BaseModel):
                 )
             options["api_key"] = key
         if isinstance(self.cache, str):
-            options["cache"] = base / self.cache  # re-runs answer finished calls from here
+            # re-runs answer finished calls from here
+            options["cache"] = _inside(base, self.cache, "judge.cache", allow_outside)
         elif self.cache is not None:
             options["cache"] = self.cache
         return Judge(self.spec, **options)
@@ -106,7 +107,7 @@ class MetricConfig(BaseModel):
             raise ValueError("a metric name must be non-empty and contain no '/'")
         return value
 
-    def build(self, base: Path, index: int) -> RubricMetric:
+    def build(self, base: Path, index: int, *, allow_outside: bool = False) -> RubricMetric:
         """The metric this entry describes; files are read relative to ``base``."""
         from . import metrics
         from .rubric import Rubric, RubricError
@@ -121,7 +122,8 @@ class MetricConfig(BaseModel):
         pairwise = self.pairwise or self.baseline is not None
         options: dict[str, Any] = {"samples": self.samples}
         if self.template is not None:
-            options["template"] = _read_text(base / self.template, f"{where}.template")
+            template = _inside(base, self.template, f"{where}.template", allow_outside)
+            options["template"] = _read_text(template, f"{where}.template")
         if pairwise:
             options["baseline_column"] = self.baseline or "baseline_model_response"
         if self.use is not None:
@@ -142,7 +144,8 @@ class MetricConfig(BaseModel):
             if isinstance(self.rubric, str) and "\n" in self.rubric:
                 rubric = Rubric.from_yaml(self.rubric)  # a YAML block inline
             elif isinstance(self.rubric, str):
-                rubric = Rubric.from_yaml(_resolve_file(base / self.rubric, f"{where}.rubric"))
+                path = _inside(base, self.rubric, f"{where}.rubric", allow_outside)
+                rubric = Rubric.from_yaml(_resolve_file(path, f"{where}.rubric"))
             elif isinstance(self.rubric, list):
                 rubric = Rubric.from_dict({"criteria": self.rubric})
             else:
@@ -184,6 +187,8 @@ class RunConfig(BaseModel):
 
     #: the folder relative paths are read from (the config file's folder)
     _base: Path = PrivateAttr(default=Path("."))
+    #: paths may leave the config's folder only when the user says so (--allow-outside)
+    _allow_outside: bool = PrivateAttr(default=False)
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -204,15 +209,15 @@ class RunConfig(BaseModel):
         return self._base
 
     def data_path(self) -> Path:
-        return _resolve_file(self.base / self.data, "data")
+        return _resolve_file(_inside(self.base, self.data, "data", self._allow_outside), "data")
 
     def output_dir(self) -> Path:
-        return self.base / self.output
+        return _inside(self.base, self.output, "output", self._allow_outside)
 
     def build_metrics(self) -> list[RubricMetric]:
         built = []
         for i, entry in enumerate(self.metrics):
-            built.append(entry.build(self.base, i))
+            built.append(entry.build(self.base, i, allow_outside=self._allow_outside))
         names = [m.name for m in built]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -222,11 +227,17 @@ class RunConfig(BaseModel):
         return built
 
     def build_judge(self) -> Judge | None:
-        return None if self.judge is None else self.judge.build(self.base)
+        if self.judge is None:
+            return None
+        return self.judge.build(self.base, allow_outside=self._allow_outside)
 
 
-def load_config(path: str | Path) -> RunConfig:
-    """Read and validate a config file; errors name the file and the offending key."""
+def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
+    """Read and validate a config file; errors name the file and the offending key.
+
+    Paths in the config are read relative to its folder and must stay inside it, unless
+    ``allow_outside`` (the CLI's ``--allow-outside``).
+    """
     path = Path(path)
     text = _read_text(path, "config")
     try:
@@ -242,6 +253,7 @@ def load_config(path: str | Path) -> RunConfig:
     except ValidationError as exc:
         raise ConfigError(f"{path}: " + "; ".join(_problem(e) for e in exc.errors())) from None
     config._base = path.parent
+    config._allow_outside = allow_outside
     return config
 
 
@@ -267,3 +279,15 @@ def _read_text(path: Path, what: str) -> str:
         return _resolve_file(path, what).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{what}: {path} is not UTF-8 text") from None
+
+
+def _inside(base: Path, path: str, key: str, allow_outside: bool) -> Path:
+    """``path`` from the config, kept inside the config's folder (see :mod:`rubriclab.paths`)."""
+    from .paths import PathOutsideError, resolve_inside
+
+    try:
+        return resolve_inside(
+            path, base, key=key, allow_outside=allow_outside, allow_hint="--allow-outside"
+        )
+    except PathOutsideError as exc:
+        raise ConfigError(str(exc)) from None
