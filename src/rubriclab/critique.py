@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import schemas
 from .judges.base import CallTally
+from .judges.media import MediaError
 from .parse import ParseError, extract_json
 from .rubric import Criterion, Rubric
 from .scoring import Score, ScoreError, coerce_level, score
@@ -413,7 +414,7 @@ async def _critique(
             continue
         try:
             jobs[i] = plan(case, rubric)
-        except TemplateError as exc:
+        except (TemplateError, MediaError) as exc:  # this row only: the run goes on
             outcomes[i] = Outcome(error=str(exc))
     await _run_jobs([j for js in jobs for j in js], judge, metric.reask, desc=desc)
     out: list[Outcome] = []

@@ -70,25 +70,41 @@ def display_eval_result(
     _show(result_mimebundle(result, title=title, metrics=metrics))
 
 
-def explanation_views(result: Any, num: int = 1, metrics: Sequence[str] | None = None) -> list[Any]:
-    """One ``Explanation`` per case for the first ``num`` rows (pairwise metrics get a
-    ``PairwiseView`` when asked for alone)."""
+def explanation_views(
+    result: Any,
+    num: int = 1,
+    metrics: Sequence[str] | None = None,
+    *,
+    rows: Sequence[int] | None = None,
+) -> list[Any]:
+    """One ``Explanation`` per case for the first ``num`` rows, or for the row positions in
+    ``rows`` (pairwise metrics get a ``PairwiseView`` when asked for alone)."""
     from .widgets import Explanation, PairwiseView
     from .widgets._source import as_source
 
     if num < 1:
         raise ValueError(f"num must be at least 1, got {num}")
     source = as_source(result, metrics)
-    rows = min(num, len(source.table))
+    if rows is None:
+        rows = range(min(num, len(source.table)))
+    elif any(not 0 <= i < len(source.table) for i in rows):
+        raise ValueError(f"rows must be positions from 0 to {len(source.table) - 1}, got {rows}")
     if len(source.metrics) == 1 and source.metrics[0].kind == "pairwise":
-        return [PairwiseView(result, source.metrics[0].name, index=i) for i in range(rows)]
+        return [PairwiseView(result, source.metrics[0].name, index=i) for i in rows]
     names = [m.name for m in source.metrics]
-    return [Explanation(result, index=i, metrics=names) for i in range(rows)]
+    return [Explanation(result, index=i, metrics=names) for i in rows]
 
 
-def display_explanations(result: Any, num: int = 1, metrics: Sequence[str] | None = None) -> None:
-    """Show the first ``num`` cases with every criterion's level, evidence and reasoning."""
-    for view in explanation_views(result, num=num, metrics=metrics):
+def display_explanations(
+    result: Any,
+    num: int = 1,
+    metrics: Sequence[str] | None = None,
+    *,
+    rows: Sequence[int] | None = None,
+) -> None:
+    """Show the first ``num`` cases (or those at ``rows``) with every criterion's level,
+    evidence and reasoning."""
+    for view in explanation_views(result, num=num, metrics=metrics, rows=rows):
         data, _meta = view._repr_mimebundle_()
         if not _in_kernel():
             data.pop(WIDGET_MIME, None)

@@ -8,6 +8,7 @@ is, never a silently ignored setting. Relative paths are read from the config's 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from pydantic import (
     field_validator,
 )
 
+from .config_errors import did_you_mean, explain
 from .yaml12 import YamlError, load_yaml
 
 if TYPE_CHECKING:
@@ -78,7 +80,15 @@ class JudgeConfig(BaseModel):
             options["cache"] = _inside(base, self.cache, "judge.cache", allow_outside)
         elif self.cache is not None:
             options["cache"] = self.cache
-        return Judge(self.spec, **options)
+        if self.spec.strip().startswith(("http://", "https://")) and not self.model:
+            raise ConfigError(
+                f"judge.spec is a URL ({self.spec}): add judge.model with the model name the "
+                "endpoint serves, e.g. model: qwen2.5:7b"
+            )
+        try:
+            return Judge(self.spec, **options)
+        except ValueError as exc:
+            raise ConfigError(f"judge: {as_config_keys(str(exc))}") from None
 
 
 class MetricConfig(BaseModel):
@@ -129,8 +139,12 @@ class MetricConfig(BaseModel):
         if self.use is not None:
             try:
                 found = metrics.by_name(self.use)
-            except KeyError as exc:
-                raise ConfigError(f"{where}.use: {exc.args[0]}") from None
+            except KeyError:
+                hint = did_you_mean(self.use, metrics.PREDEFINED)
+                raise ConfigError(
+                    f"{where}.use: no predefined metric {self.use!r}{hint}; choose one of: "
+                    + ", ".join(sorted(metrics.PREDEFINED))
+                ) from None
             if pairwise and found.kind != "pairwise":
                 found = metrics.by_name(f"pairwise_{found.name}")
             name = self.name or found.name
@@ -151,7 +165,16 @@ class MetricConfig(BaseModel):
             else:
                 assert self.rubric is not None
                 rubric = Rubric.from_dict(self.rubric)
-        except (RubricError, ValidationError, ValueError) as exc:
+        except ConfigError:
+            raise
+        except ValidationError as exc:
+            inline = not isinstance(self.rubric, str) or "\n" in self.rubric
+            prefix = f"{where}.rubric" if inline else ""
+            told = explain(exc, Rubric, prefix=prefix)
+            raise ConfigError(
+                told if inline else f"{where}.rubric ({self.rubric}): {told}"
+            ) from None
+        except (RubricError, ValueError) as exc:
             raise ConfigError(f"{where}.rubric: {exc}") from None
         name = self.name or rubric.name or "rubric"
         cls = metrics.PairwiseRubricMetric if pairwise else metrics.RubricMetric
@@ -251,21 +274,25 @@ def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
     try:
         config = RunConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: " + "; ".join(_problem(e) for e in exc.errors())) from None
+        raise ConfigError(f"{path}: {explain(exc, RunConfig)}") from None
     config._base = path.parent
     config._allow_outside = allow_outside
     return config
 
 
-def _problem(error: Any) -> str:
-    """One pydantic error as ``key.path: what is wrong``."""
-    loc = [str(p) for p in error["loc"]]
-    where = ".".join(p if not p.isdigit() else f"[{p}]" for p in loc).replace(".[", "[")
-    if error["type"] == "extra_forbidden":
-        return f"unknown key {loc[-1]!r} at {where or 'top level'}"
-    if error["type"] == "missing":
-        return f"missing key {where!r}"
-    return f"{where}: {error['msg'].removeprefix('Value error, ')}"
+_PY_HINTS = (
+    (re.compile(r"needs model='\.\.\.'"), "needs judge.model"),
+    (re.compile(r"\(or pass api_key=\.\.\.\)"), "(or name another variable in judge.api_key_env)"),
+    (re.compile(r"with model='\.\.\.'"), "with judge.model"),
+    (re.compile(r", or use Judge\('mock'\) to run offline"), ", or use judge: mock to run offline"),
+)
+
+
+def as_config_keys(message: str) -> str:
+    """A judge error written for Python callers, retold with the config's keys."""
+    for pattern, replacement in _PY_HINTS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def _resolve_file(path: Path, what: str) -> Path:

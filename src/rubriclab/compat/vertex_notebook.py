@@ -28,9 +28,20 @@ def display_eval_result(
 
 
 def display_explanations(
-    eval_result: Any, num: int = 1, metrics: Sequence[str] | None = None
+    eval_result: Any,
+    num: int = 1,
+    metrics: Sequence[str] | None = None,
+    *,
+    seed: int | None = 0,
 ) -> None:
-    """Show the first ``num`` rows with each rubric question's verdict and the raw critique."""
+    """Show ``num`` rows drawn at random (as vertexai does: ``metrics_table.sample(n=num)``) with
+    each rubric question's verdict and the raw critique. ``seed`` makes the draw repeatable
+    (None: a new draw each call, like vertexai); ``num`` above the row count shows every row."""
     from .. import display
 
-    display.display_explanations(_ours(eval_result), num=num, metrics=metrics)
+    if num < 1:
+        raise ValueError(f"num must be greater than 0, got {num}")
+    ours = _ours(eval_result)
+    table = ours.table
+    picked = table.reset_index(drop=True).sample(n=min(num, len(table)), random_state=seed)
+    display.display_explanations(ours, num=num, metrics=metrics, rows=picked.index.tolist())
