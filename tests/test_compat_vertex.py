@@ -847,3 +847,31 @@ def test_retry_timeout_makes_a_slow_call_that_rows_error(session_judge: Any) -> 
     assert pd.isna(table.loc[0, "plain/score"])
     with pytest.raises(ValueError, match="evaluation_service_qps"):
         EvalTask(dataset=frame, metrics=[metric]).evaluate(evaluation_service_qps=0)
+
+
+def test_radar_bar_plots_and_display_runs_draw_our_run_charts(
+    session_judge: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics, notebook_utils
+
+    data = pd.DataFrame(
+        {
+            "prompt": ["Name the Capital of France."] * 2,
+            "response": ["Capital: Paris.", "Paris, the capital."],
+            "rubrics": [['Does the response mention "Paris"?']] * 2,
+        }
+    )
+    task = EvalTask(dataset=data, metrics=[PredefinedRubricMetrics.Pointwise.TEXT_QUALITY])
+    with pytest.raises(ValueError, match="no runs yet"):
+        task.display_runs()
+    first = task.evaluate(experiment_run_name="run-1")
+    second = task.evaluate(experiment_run_name="run-2")
+    capsys.readouterr()
+    task.display_runs()
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(" · ")[0] for line in out] == ["run-1", "run-2"]
+    assert all("rb_text_quality: mean 100.0%" in line for line in out)
+    notebook_utils.display_bar_plot([("a", first), ("b", second)], metric="rb_text_quality")
+    assert capsys.readouterr().out.startswith("a · rb_text_quality: mean 100.0%")
+    notebook_utils.display_radar_plot([("a", first)])
+    assert "a · rb_text_quality" in capsys.readouterr().out

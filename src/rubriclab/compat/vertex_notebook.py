@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["display_eval_result", "display_explanations"]
+__all__ = ["display_bar_plot", "display_eval_result", "display_explanations", "display_radar_plot"]
 
 
 def _ours(eval_result: Any) -> Any:
@@ -45,3 +45,20 @@ def display_explanations(
     table = ours.table
     picked = table.reset_index(drop=True).sample(n=min(num, len(table)), random_state=seed)
     display.display_explanations(ours, num=num, metrics=metrics, rows=picked.index.tolist())
+
+
+def display_radar_plot(
+    eval_results_with_title: Sequence[tuple[str, Any]], metrics: Sequence[str] | None = None
+) -> None:
+    """Vertex draws a radar of summary metrics per run; we draw the same comparison as bars
+    (one per run and metric, with std or interval), which read more exactly than a radar."""
+    from .. import display
+
+    display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=metrics)
+
+
+def display_bar_plot(eval_results_with_title: Sequence[tuple[str, Any]], metric: str) -> None:
+    """One metric across runs as bars (mean score, or win rate for a pairwise metric)."""
+    from .. import display
+
+    display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=[metric])

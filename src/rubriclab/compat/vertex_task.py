@@ -136,6 +136,15 @@ class EvalTask:
                 )
         self.output_uri_prefix = "" if output_uri_prefix is None else str(output_uri_prefix)
         self.autorater_config = autorater_config
+        self.runs: list[tuple[str, EvalResult]] = []
+
+    def display_runs(self) -> None:
+        """Show this task's runs side by side (Vertex shows the experiment's runs)."""
+        if not self.runs:
+            raise ValueError("this EvalTask has no runs yet: call evaluate() first")
+        from .vertex_notebook import display_radar_plot
+
+        display_radar_plot(self.runs)
 
     def evaluate(
         self,
@@ -246,7 +255,9 @@ class EvalTask:
         table = _vertex_table(frame, [i.name for i in infos], self.dataset.columns)
         metadata = {"run_name": run_name, "judge": default.describe(), "is_mock": any_mock}
         path = _write(self.output_uri_prefix, run_name, summary, table, result)
-        return EvalResult(summary, table, metadata, result, path)
+        out = EvalResult(summary, table, metadata, result, path)
+        self.runs.append((run_name, out))
+        return out
 
     def _prepared(
         self, prompt_template: str | None, response_col: str | None, baseline_col: str | None
