@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,7 +29,7 @@ EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _EPILOG = """\
 examples:
   rubriclab demo                                  offline demo on the mock judge + report
-  rubriclab run eval.yaml --fail-under 0.7        judge a data file, gate CI on the mean score
+  rubriclab run eval.yaml --fail-under 70%        judge a data file, gate CI on the mean score
   rubriclab run eval.yaml --junit junit.xml       ... and one JUnit test case per row and metric
   rubriclab run eval.yaml --judge http://127.0.0.1:11434/v1 --model qwen2.5:7b
                                                   any OpenAI-compatible server
@@ -169,10 +170,40 @@ def _parser() -> argparse.ArgumentParser:
 def _fail_under(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-under",
-        type=float,
+        type=_threshold,
         metavar="SCORE",
-        help="exit with code 1 when any metric's mean score is under SCORE (or has no score)",
+        help="exit with code 1 when any metric's mean score is under SCORE (or has no score); "
+        "SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a percent",
     )
+
+
+def _threshold(text: str) -> float:
+    from .scale import parse_fraction
+
+    try:
+        return parse_fraction(text, "--fail-under")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_python_showwarning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A rubric warning as one line in the user's terms, not a source location."""
+    from .rubric import RubricWarning
+
+    if issubclass(category, RubricWarning):
+        print(f"rubriclab: warning: {message}", file=file or sys.stderr)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -186,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    warnings.showwarning = _show_warning
     try:
         if args.command == "demo":
             from .demo import run_demo
@@ -398,8 +430,12 @@ def _unique(name: str, taken: Mapping[str, object]) -> str:
 
 def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
     """Exit code for ``--fail-under``: every metric's mean must be at least ``threshold``."""
+    from .scale import format_percent
+
     if threshold is None:
         return EXIT_OK
+    bar = format_percent(threshold)
+    print(f"--fail-under read as {bar} (mean scores are compared on 0-100%)", file=sys.stderr)
     failures = []
     for name, result in results.items():
         for metric in result.metric_names:
@@ -407,11 +443,11 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
             if mean is None:
                 failures.append(f"{name}/{metric}: no scored rows")
             elif mean < threshold:
-                failures.append(f"{name}/{metric}: mean {mean:.3f} < {threshold:g}")
+                failures.append(f"{name}/{metric}: mean {format_percent(mean)} < {bar}")
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     if not failures:
-        print(f"OK every metric's mean is at least {threshold:g}", file=sys.stderr)
+        print(f"OK every metric's mean is at least {bar}", file=sys.stderr)
     return EXIT_BELOW if failures else EXIT_OK
 
 

@@ -19,7 +19,8 @@ import pandas as pd
 
 from .judges.base import CallTally
 from .rubric import Rubric
-from .scoring import Summary, summarize
+from .scale import format_percent
+from .scoring import PASS_RULE, Summary, summarize
 
 __all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
 
@@ -37,19 +38,6 @@ _NESTED_FIELDS = (
 #: 1: nested values as NUL-tagged JSON strings (still read); 2: real nested JSON in JSONL, and
 #: Parquet's JSON-text columns listed in the header's ``json_columns``
 _FORMAT_VERSION = 2
-#: the summary columns shown in text form, in reading order
-_SUMMARY_COLUMNS = (
-    "n",
-    "errors",
-    "mean",
-    "std",
-    "pass_rate",
-    "win_rate",
-    "tie_rate",
-    "loss_rate",
-    "calls",
-    "tokens",
-)
 
 
 @dataclass(frozen=True)
@@ -157,9 +145,15 @@ class EvalResult:
         t = self.table
         scores = t[f"{name}/score"].tolist()
         passed = t[f"{name}/passed"].tolist() if f"{name}/passed" in t else None
-        choices = scores if info.kind == "pairwise" else None
+        if info.kind != "pairwise":
+            return summarize(scores, passed=passed)
+        flips = f"{name}/swap_consistent"
+        crits = f"{name}/criteria"
         return summarize(
-            scores, passed=None if info.kind == "pairwise" else passed, choices=choices
+            scores,
+            choices=scores,
+            swap_consistent=t[flips].tolist() if flips in t else None,
+            criteria=t[crits].tolist() if crits in t else None,
         )
 
     @property
@@ -184,6 +178,21 @@ class EvalResult:
         frame.index.name = "metric"
         return frame
 
+    def criterion_wins(self, name: str) -> pd.DataFrame:
+        """A pairwise metric's wins, ties and losses per criterion (rows: criteria).
+
+        A criterion whose two orders disagreed counts as a tie; rows with an error count nowhere.
+        """
+        if self.metric(name).kind != "pairwise":
+            raise ValueError(f"metric {name!r} is not pairwise: it has no wins per criterion")
+        counts = self.metric_summary(name).criteria or {}
+        frame = pd.DataFrame(
+            [c.model_dump() for c in counts.values()],
+            index=pd.Index(list(counts), name="criterion"),
+            columns=["win", "tie", "loss"],
+        )
+        return frame
+
     @property
     def summary_metrics(self) -> dict[str, Any]:
         """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
@@ -194,14 +203,34 @@ class EvalResult:
         return out
 
     def summary_text(self, title: str | None = None) -> str:
-        """The summary as a fixed-width text block, for terminals, logs and CI output."""
+        """The summary as a fixed-width text block, for terminals, logs and CI output.
+
+        Every score and rate is a percent with ``%``; each rate has its counts beside it.
+        """
         mock = "  [MOCK judge: not real judgments]" if self.is_mock else ""
         head = f"== {title or 'result'} ({self.row_count} rows){mock} =="
-        summary = self.summary
-        cols = [c for c in _SUMMARY_COLUMNS if c in summary.columns]
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            body = summary[cols].to_string(float_format=lambda v: f"{v:.3f}")
-        return f"{head}\n{body}"
+        rows: dict[str, dict[str, Any]] = {}
+        notes: list[str] = []
+        summaries = {info.name: self.metric_summary(info.name) for info in self.metrics}
+        for info in self.metrics:
+            s = summaries[info.name]
+            rows[info.name] = _summary_cells(s, info.kind == "pairwise")
+            rows[info.name]["calls"] = self.stats.calls.get(info.name, 0)
+            rows[info.name]["tokens"] = self.stats.tokens.get(info.name, 0)
+            if s.criteria:
+                counts = ", ".join(f"{c} {w.win}/{w.tie}/{w.loss}" for c, w in s.criteria.items())
+                notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
+        frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
+        frame.index.name = "metric"
+        if any(s.verdicts for s in summaries.values()):
+            notes.append(PASS_RULE)
+        if any(info.kind == "pairwise" for info in self.metrics):
+            notes.append(
+                "pairwise mean: +100% candidate much better ... -100% baseline much better"
+            )
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            body = frame.to_string()
+        return "\n".join([head, body, *notes])
 
     def case(self, index: int) -> dict[str, Any]:
         """Row ``index`` (by position) as a plain dict, for explanations."""
@@ -219,7 +248,7 @@ class EvalResult:
         parts = []
         for info in self.metrics:
             s = self.metric_summary(info.name)
-            mean = "n/a" if s.mean is None else f"{s.mean:.3f}"
+            mean = format_percent(s.mean, signed=info.kind == "pairwise")
             parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
         return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
 
@@ -339,6 +368,33 @@ def load_result(path: str | Path) -> EvalResult:
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+
+
+def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
+    """One summary row as display text: percents with '%', counts beside each rate."""
+    cells: dict[str, Any] = {
+        "n": s.n,
+        "errors": s.errors,
+        "mean": format_percent(s.mean, signed=pairwise),
+        "± std": format_percent(s.std) if s.std is not None else "",
+    }
+    if s.verdicts:
+        rate = s.pass_rate.rate if s.pass_rate is not None else None
+        text = f"{format_percent(rate)} ({s.passed}/{s.verdicts})"
+        cells["pass"] = text + (f", {s.no_verdict} without verdict" if s.no_verdict else "")
+    elif s.verdicts == 0 and s.scored:
+        cells["pass"] = "n/a (no pass/fail verdicts)"
+    for key in ("win", "tie", "loss"):
+        iv = getattr(s, key)
+        if iv is not None:
+            cells[key] = f"{format_percent(iv.rate)} ({iv.k}/{iv.n})"
+    if s.swap_inconsistent is not None:
+        cells["swap-inconsistent"] = (
+            f"{format_percent(s.swap_inconsistent_rate)} ({s.swap_inconsistent}/{s.scored})"
+        )
+    return cells
+
+
 #: version 1 files tagged nested values' JSON text with this prefix
 _V1_JSON_TAG = "\x00json:"
 

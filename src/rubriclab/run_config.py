@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,6 +22,7 @@ from pydantic import (
 )
 
 from .config_errors import did_you_mean, explain
+from .yaml12 import YamlError, load_yaml
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -200,6 +200,14 @@ class RunConfig(BaseModel):
     title: str | None = None
     fail_under: float | None = None
 
+    @field_validator("fail_under", mode="before")
+    @classmethod
+    def _fail_under_fraction(cls, value: Any) -> Any:
+        """0.7, "70%" and 70 all read as 70%, as ``--fail-under`` and ``pass_mark`` do."""
+        from .scale import parse_fraction
+
+        return None if value is None else parse_fraction(value, "fail_under")
+
     #: the folder relative paths are read from (the config file's folder)
     _base: Path = PrivateAttr(default=Path("."))
     #: paths may leave the config's folder only when the user says so (--allow-outside)
@@ -256,15 +264,11 @@ def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
     path = Path(path)
     text = _read_text(path, "config")
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        raw = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON: line {exc.lineno}: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigError(
-            f"{path}: not valid YAML: {where}{getattr(exc, 'problem', exc)}"
-        ) from None
+    except YamlError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a run config is a mapping with 'data' and 'metrics'")
     try:
