@@ -30,6 +30,7 @@ import pandas as pd
 
 from .agreement import to_python
 from .result import EvalResult, load_result
+from .scale import format_percent
 
 __all__ = ["Comparison", "compare", "mcnemar_exact", "paired_bootstrap", "parse_gate", "percent"]
 
@@ -577,11 +578,8 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def percent(value: Any, signed: bool = False) -> str:
-    """0.75 -> '75.0%' (the display rule: data in 0-1, shown as percent); None -> 'n/a'."""
-    if _missing(value):
-        return "n/a"
-    number = round(100 * float(value), 1) + 0.0
-    return f"{'+' if signed and number > 0 else ''}{number:.1f}%"
+    """0.75 -> '75.0%' (the one scale: data in 0-1, shown as percent); missing -> 'n/a'."""
+    return "n/a" if _missing(value) else format_percent(float(value), signed=signed)
 
 
 def _num(value: Any) -> str:
