@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from rubriclab.judges import Judge
+from rubriclab.cache import CacheEntry, MemoryCache
+from rubriclab.judges import Judge, Public
 from rubriclab.judges.openai import parse_retry_after
 from rubriclab.runner import AdaptiveLimit, RetryPolicy, run_sync
 from rubriclab.testing import FakeJudgeServer, Faults, ServerReply
@@ -73,32 +74,51 @@ def _succeeded_before(server: FakeJudgeServer, upto: int) -> set[str]:
     return {content(r.body) for r in server.log[:upto] if r.succeeded}
 
 
+class _ProgressCache(MemoryCache):
+    """A memory cache that wakes the test once ``n`` answers are in: the cancel is tied to
+    the run's progress, not to a timer a loaded machine would miss."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+        self.reached = asyncio.Event()
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        super().put(key, entry)
+        if len(self) >= self.n:
+            self.reached.set()
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_cancelling_a_run_keeps_finished_calls_and_the_rerun_resumes(
     transport: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     questions = [f"question {i}" for i in range(40)]
-    with FakeJudgeServer(latency=0.1) as server:
-        judge = judge_for(server, max_concurrency=4, transport=transport)
+    with FakeJudgeServer(latency=0.05) as server:
+        progress = _ProgressCache(6)
+        judge = judge_for(server, max_concurrency=4, transport=transport, cache=progress)
+        # the rerun marks its requests: a request cancelled in flight may still be logged by
+        # the server after the cancel, and must not be taken for a rerun call
+        rerun_judge = judge.with_options(headers={"x-run": Public("rerun")})
 
         async def scenario() -> None:
             task = asyncio.ensure_future(judge.amap(questions, progress=False))
-            await asyncio.sleep(0.35)
+            await progress.reached.wait()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
             finished = judge.last_run.succeeded
-            assert judge.last_run.interrupted and 0 < finished < 40
-            before = server.calls
-            delivered = _succeeded_before(server, before)
-            replies = await judge.amap(questions, progress=False)
+            assert judge.last_run.interrupted and 6 <= finished < 40
+            delivered = {content(r.body) for r in server.log if r.succeeded}
+            replies = await rerun_judge.amap(questions, progress=False)
             assert [r.ok for r in replies] == [True] * 40
             kept = {q for q, r in zip(questions, replies, strict=True) if r.cached}
             assert len(kept) == finished and kept <= delivered
-            rerun = [content(r.body) for r in server.log[before:]]
+            rerun = [content(r.body) for r in server.log if r.headers.get("x-run") == "rerun"]
             assert len(rerun) == 40 - finished  # nothing that finished was asked again
             assert not set(rerun) & kept
             await judge.aclose()
+            await rerun_judge.aclose()
 
         asyncio.run(scenario())
     err = capsys.readouterr().err
@@ -247,7 +267,7 @@ def test_peak_in_flight_reaches_the_limit_and_never_passes_it(transport: str) ->
         assert judge.last_run.peak_in_flight == 8
 
 
-def test_adaptive_limit_halves_once_per_window_and_grows_back() -> None:
+def test_adaptive_limit_cuts_once_per_window_and_grows_back() -> None:
     async def scenario() -> None:
         limit = AdaptiveLimit(16)
         epochs = [await limit.acquire() for _ in range(16)]
@@ -257,15 +277,29 @@ def test_adaptive_limit_halves_once_per_window_and_grows_back() -> None:
         assert limit.limit == 8 and limit.throttles == 1
         for _ in range(16):
             limit.release()
-        newer = await limit.acquire()
-        limit.throttled(newer)  # a call started after the cut: cut again
-        assert limit.limit == 4
-        limit.release()
+        newer = [await limit.acquire() for _ in range(8)]
+        for epoch in newer[:3]:  # sent after the cut: they count again, 3 of 8 passes 25%
+            limit.throttled(epoch)
+        assert limit.limit == 4 and limit.throttles == 2
+        for _ in range(8):
+            limit.release()
         for _ in range(200):
             limit.succeeded()
         assert limit.limit == 16  # grown back, never above the maximum
         limit.succeeded()
         assert limit.limit == 16
+
+    asyncio.run(scenario())
+
+
+def test_scattered_429s_never_cut_the_limit() -> None:
+    async def scenario() -> None:
+        limit = AdaptiveLimit(16)
+        for n in range(2000):  # one 429 in 20 attempts, as a noisy gateway sends them
+            epoch = await limit.acquire()
+            limit.release()
+            limit.ended(epoch, refused=n % 20 == 7)
+        assert limit.limit == 16 and limit.throttles == 0
 
     asyncio.run(scenario())
 
@@ -353,6 +387,11 @@ def test_tokens_and_cost_per_run(fake_judge: FakeJudgeServer) -> None:
 MIX = Faults(
     rate_429=0.20, rate_500=0.05, rate_hang=0.02, rate_malformed=0.05, retry_after=0.02, seed=9
 )
+# Hangs end at the judge's timeout. It must be long enough that only hangs time out: one
+# process runs this server and 32 concurrent client calls, and on a loaded machine (measured
+# at load 8 on 2 cores: 84 of 300 fault-free calls missed a 0.3 s deadline) a short deadline
+# times out answers already written, which then look like "a call after a success".
+MIX_TIMEOUT = 5.0
 
 
 def _by_question(server: FakeJudgeServer) -> dict[str, list[Any]]:
@@ -360,6 +399,15 @@ def _by_question(server: FakeJudgeServer) -> dict[str, list[Any]]:
     for record in server.log:
         grouped[content(record.body)].append(record)
     return grouped
+
+
+def _attempts_match_the_server(judge: Judge, replies: list[Any], server: FakeJudgeServer) -> None:
+    """Every attempt the server saw was counted by the client; an attempt the server never
+    saw can only be one whose deadline passed before its request reached the server."""
+    attempts = sum(r.attempts for r in replies)
+    unseen = attempts - server.calls
+    assert 0 <= unseen <= judge.last_run.failed_attempts.get("timeout", 0)
+    assert judge.last_run.attempts == attempts
 
 
 @pytest.mark.slow
@@ -373,7 +421,7 @@ def test_a_thousand_calls_under_a_fault_mix_all_succeed_with_enough_retries(
             server,
             transport=transport,
             max_concurrency=32,
-            timeout=0.3,
+            timeout=MIX_TIMEOUT,
             max_retries=12,
             backoff_base=0.02,
             backoff_cap=0.2,
@@ -388,7 +436,8 @@ def test_a_thousand_calls_under_a_fault_mix_all_succeed_with_enough_retries(
         for question, reply in zip(questions, replies, strict=True):
             records = grouped[question]
             assert [r.succeeded for r in records] == [False] * (len(records) - 1) + [True]
-            assert reply.attempts == len(records)  # the server saw exactly our attempts
+            assert len(records) <= reply.attempts
+        _attempts_match_the_server(judge, replies, server)
         kinds = {r.fault for r in server.log}
         assert {"429", "500", "hang", "malformed"} <= kinds
         assert server.peak_in_flight <= 32
@@ -402,7 +451,7 @@ def test_with_few_retries_every_call_ends_as_a_success_or_a_recorded_error(
     questions = [f"question {i}" for i in range(1000)]
     with FakeJudgeServer(faults=MIX) as server:
         judge = judge_for(
-            server, transport=transport, max_concurrency=32, timeout=0.3, max_retries=1
+            server, transport=transport, max_concurrency=32, timeout=MIX_TIMEOUT, max_retries=1
         )
         replies = judge.map(questions, progress=False)
         assert len(replies) == 1000
@@ -417,7 +466,7 @@ def test_with_few_retries_every_call_ends_as_a_success_or_a_recorded_error(
                 "malformed_response",
             }
             assert reply.error.attempts == 2
-        assert server.calls == sum(r.attempts for r in replies)
+        _attempts_match_the_server(judge, replies, server)
         grouped = _by_question(server)
         for question in questions:
             outcomes = [r.succeeded for r in grouped[question]]

@@ -88,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="a YAML or JSON run config")
     run.add_argument("--judge", help="judge spec overriding the config's (e.g. mock)")
     run.add_argument("--output", "-o", help="results folder overriding the config's 'output'")
+    run.add_argument(
+        "--allow-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let the config send environment variable NAME as the API key although its name "
+        "does not end in _API_KEY, _TOKEN or _KEY (repeatable; only for configs you trust)",
+    )
     _fail_under(run)
 
     report = sub.add_parser(
@@ -138,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_demo(args.judge, report=None if args.no_report else args.report)
             return EXIT_OK
         if args.command == "run":
-            return _run(args.config, args.judge, args.output, args.fail_under)
+            return _run(args.config, args.judge, args.output, args.fail_under, args.allow_env)
         if args.command == "report":
             return _report(args.results, Path(args.output), args.title, args.fail_under)
     except KeyboardInterrupt:
@@ -159,12 +167,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- run ----------------------------------------------------------------------------------------
 
 
-def _run(config_path: str, judge_spec: str | None, output: str | None, fail: float | None) -> int:
+def _run(
+    config_path: str,
+    judge_spec: str | None,
+    output: str | None,
+    fail: float | None,
+    allow_env: Sequence[str] = (),
+) -> int:
     from .evaluate import evaluate
     from .run_config import JudgeConfig, load_config
 
     config = load_config(config_path)
-    judge = JudgeConfig(spec=judge_spec).build() if judge_spec else config.build_judge()
+    judge = (
+        JudgeConfig(spec=judge_spec).build()
+        if judge_spec
+        else config.build_judge(allow_env=frozenset(allow_env))
+    )
     metrics = config.build_metrics()
     data = config.data_path()
     out_dir = Path(output) if output else config.output_dir()
@@ -181,7 +199,8 @@ def _run(config_path: str, judge_spec: str | None, output: str | None, fail: flo
 
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
-    from .report import report_html
+    from .atomic import atomic_write_text
+    from .report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [result.save(out_dir / "results.jsonl")]
@@ -192,12 +211,9 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     else:
         written.append(result.save(out_dir / "results.parquet"))
     summary = out_dir / "summary.json"
-    summary.write_text(
-        json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
-    )
+    atomic_write_text(summary, json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n")
     written.append(summary)
-    page = out_dir / "report.html"
-    page.write_text(report_html({name: result}, title=f"rubriclab: {name}"), encoding="utf-8")
+    page = write_report_html(out_dir / "report.html", {name: result}, f"rubriclab: {name}")
     written.append(page)
     return written
 
@@ -206,15 +222,14 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
 
 
 def _report(sources: Sequence[str], output: Path, title: str, fail: float | None) -> int:
-    from .report import report_html
+    from .report import write_report_html
     from .result import load_result
 
     results: dict[str, EvalResult] = {}
     for path in _result_files(sources):
         name = _unique(path.parent.name if path.stem == "results" else path.stem, results)
         results[name] = load_result(path)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(report_html(results, title=title), encoding="utf-8")
+    write_report_html(output, results, title)
     for name, result in results.items():
         _print_summary(name, result, sys.stdout)
     print(f"wrote {output}", file=sys.stderr)

@@ -19,6 +19,7 @@ from .generate import generate_for_cases, resolve_judge
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
+from .runner import run_scope
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -38,6 +39,18 @@ async def aevaluate(
     partition: str | None = None,
 ) -> EvalResult:
     """Async form of :func:`evaluate`."""
+    with run_scope():  # judge.last_run then covers the whole evaluate, re-asks included
+        return await _aevaluate(data, metrics, judge, model, mapping, partition)
+
+
+async def _aevaluate(
+    data: Any,
+    metrics: Sequence[Any],
+    judge: Judge | str | None,
+    model: Judge | str | ModelFn | None,
+    mapping: Mapping[str, str] | None,
+    partition: str | None,
+) -> EvalResult:
     if not metrics:
         raise ValueError(
             "evaluate needs at least one metric, e.g. metrics=[rl.metrics.TEXT_QUALITY]"

@@ -17,11 +17,12 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from .atomic import atomic_path, atomic_writer
 from .judges.base import CallTally
 from .rubric import Rubric
 from .scoring import Summary, summarize
 
-__all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
+__all__ = ["EvalResult", "MetricInfo", "ResultSaveError", "RunStats", "load_result"]
 
 MetricKind = Literal["pointwise", "pairwise", "template"]
 
@@ -224,9 +225,9 @@ class EvalResult:
         the Parquet schema metadata.
         """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         flat = self._flat_table()
         header = self._header()
+        # written whole or not at all: a failed save leaves the previous file as it was
         if path.suffix == ".parquet":
             try:
                 import pyarrow as pa
@@ -235,15 +236,23 @@ class EvalResult:
                 raise ImportError(
                     "saving Parquet needs pyarrow: pip install 'rubriclab[arrow]', or save as .jsonl"
                 ) from None
-            table = pa.Table.from_pandas(flat, preserve_index=False)
+            try:
+                table = pa.Table.from_pandas(flat, preserve_index=False)
+            except (pa.ArrowException, ValueError, TypeError) as exc:
+                raise _save_error(path, flat, exc) from None
             meta = dict(table.schema.metadata or {})
             meta[b"rubriclab"] = json.dumps(header).encode()
-            pq.write_table(table.replace_schema_metadata(meta), path)
+            with atomic_path(path) as temp:
+                pq.write_table(table.replace_schema_metadata(meta), temp)
         else:
-            with path.open("w", encoding="utf-8") as fh:
+            with atomic_writer(path) as fh:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
                 for record in flat.to_dict(orient="records"):
-                    fh.write(json.dumps({k: _plain(v) for k, v in record.items()}) + "\n")
+                    try:
+                        line = json.dumps({k: _plain(v) for k, v in record.items()})
+                    except (TypeError, ValueError) as exc:
+                        raise _save_error(path, flat, exc) from None
+                    fh.write(line + "\n")
         return path
 
     def _header(self) -> dict[str, Any]:
@@ -333,6 +342,39 @@ def _from_json_text(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_JSON_TAG):
         return json.loads(value[len(_JSON_TAG) :])
     return value
+
+
+class ResultSaveError(ValueError):
+    """A result cannot be written; the message names the row and column at fault."""
+
+
+def _save_error(path: Path, flat: pd.DataFrame, exc: BaseException) -> ResultSaveError:
+    """The first cell that cannot be written, named by row and column (else the cause)."""
+    for col in flat.columns:
+        for row, value in flat[col].items():
+            problem = _cell_problem(value)
+            if problem:
+                return ResultSaveError(
+                    f"cannot save {path.name}: row {row}, column {col!r}: {problem}"
+                )
+    return ResultSaveError(f"cannot save {path.name}: {type(exc).__name__}: {exc}")
+
+
+def _cell_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return (
+                f"the text holds a lone surrogate ({value[err.start]!r}) at character "
+                f"{err.start}, which UTF-8 cannot store; replace it (e.g. with U+FFFD)"
+            )
+        return None
+    try:
+        json.dumps(_plain(value))
+    except (TypeError, ValueError) as err:
+        return f"a {type(value).__name__} value that cannot be stored ({err})"
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -8,6 +8,8 @@ is, never a silently ignored setting. Relative paths are read from the config's 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +27,14 @@ if TYPE_CHECKING:
     from .judges import Judge
     from .metrics import RubricMetric
 
-__all__ = ["ConfigError", "JudgeConfig", "MetricConfig", "RunConfig", "load_config"]
+__all__ = [
+    "ConfigError",
+    "JudgeConfig",
+    "MetricConfig",
+    "RunConfig",
+    "check_key_env",
+    "load_config",
+]
 
 _Strict = ConfigDict(extra="forbid")
 
@@ -54,7 +63,9 @@ class JudgeConfig(BaseModel):
         description="true: the default SQLite file; a path: that file; false: no cache",
     )
 
-    def build(self, base: Path = Path(".")) -> Judge:
+    def build(self, base: Path = Path("."), allow_env: Collection[str] = ()) -> Judge:
+        """The judge; ``allow_env`` names variables the user confirmed may be sent as a key
+        although their names do not look like keys (``rubriclab run --allow-env NAME``)."""
         import os
 
         from .judges import Judge
@@ -65,6 +76,7 @@ class JudgeConfig(BaseModel):
             if value is not None:
                 options[name] = value
         if self.api_key_env:
+            check_key_env(self.api_key_env, allow_env)
             key = os.environ.get(self.api_key_env)
             if not key:
                 raise ConfigError(
@@ -212,8 +224,27 @@ class RunConfig(BaseModel):
             )
         return built
 
-    def build_judge(self) -> Judge | None:
-        return None if self.judge is None else self.judge.build(self.base)
+    def build_judge(self, allow_env: Collection[str] = ()) -> Judge | None:
+        return None if self.judge is None else self.judge.build(self.base, allow_env)
+
+
+_KEY_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(_API_KEY|_TOKEN|_KEY)$", re.IGNORECASE)
+
+
+def check_key_env(name: str, allow_env: Collection[str] = ()) -> None:
+    """Refuse to send a variable as a key unless its name looks like one or the user allowed it.
+
+    A run config is code someone else may have written: without this rule, a shared config
+    could send any environment variable (a database password, a cloud token) as the bearer
+    token to an endpoint of its choosing.
+    """
+    if _KEY_ENV.match(name) or name in allow_env:
+        return
+    raise ConfigError(
+        f"judge.api_key_env names {name!r}, which does not look like an API key variable "
+        "(*_API_KEY, *_TOKEN or *_KEY), so it is not sent; if you trust this config and mean "
+        f"it, run again with --allow-env {name}"
+    )
 
 
 def load_config(path: str | Path) -> RunConfig:

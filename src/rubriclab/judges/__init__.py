@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import CALL_ERROR_TYPES, CallError, CallTally, JudgeConfigError, Reply, Request, Usage
 from .media import image_part
+from .secret import Public
 
 if TYPE_CHECKING:
     from .judge import Judge, get_judge, set_judge
@@ -23,6 +24,7 @@ __all__ = [
     "CallTally",
     "Judge",
     "JudgeConfigError",
+    "Public",
     "Reply",
     "Request",
     "Usage",
