@@ -508,3 +508,136 @@ def test_many_concurrent_acomplete_calls_share_one_limit() -> None:
         replies = asyncio.run(fan_out())
         assert [r.text is not None for r in replies] == [True] * 40
         assert server.peak_in_flight == 8
+
+
+# -- congestion control and pacing (issue 13) -----------------------------------------------------
+
+
+def test_reset_durations_in_openai_form_are_read() -> None:
+    from rubriclab.judges.pacing import parse_duration
+    from rubriclab.testing import format_duration
+
+    assert parse_duration("1s") == 1.0 and parse_duration("20ms") == 0.02
+    assert parse_duration("6m0s") == 360.0 and parse_duration("1h2m3.5s") == 3723.5
+    assert parse_duration("0.5") == 0.5 and parse_duration("soon") is None
+    for seconds in (0.02, 0.999, 1.5, 59.0, 360.0, 3723.5):
+        assert parse_duration(format_duration(seconds)) == pytest.approx(seconds, abs=0.001)
+
+
+def test_retry_after_ms_wins_over_retry_after(fake_judge: FakeJudgeServer) -> None:
+    count = {"n": 0}
+
+    def limited_once(body: dict[str, Any]) -> Any:
+        count["n"] += 1
+        if count["n"] == 1:
+            headers = {"retry-after-ms": "200", "retry-after": "30"}
+            return ServerReply(429, {"error": {"message": "slow down"}}, headers)
+        return "ok"
+
+    fake_judge.responder = limited_once
+    reply = judge_for(fake_judge).complete("x")
+    assert reply.ok and reply.attempts == 2
+    gap = fake_judge.log[1].received - fake_judge.log[0].received
+    assert 0.2 <= gap < 30  # the finer hint was honoured, not the 30 s
+
+
+def test_a_call_waiting_on_retry_after_gives_up_its_slot(fake_judge: FakeJudgeServer) -> None:
+    def first_is_refused(body: dict[str, Any]) -> Any:
+        if content(body) == "q0" and not any(content(r.body) == "q0" for r in fake_judge.log[:-1]):
+            return ServerReply(429, {"error": {"message": "wait"}}, {"retry-after": "0.5"})
+        return "ok"
+
+    fake_judge.responder = first_is_refused
+    judge = judge_for(fake_judge, max_concurrency=1)
+    replies = judge.map([f"q{i}" for i in range(6)], progress=False)
+    assert all(r.ok for r in replies)
+    order = [content(r.body) for r in fake_judge.log]
+    assert order[0] == "q0" and order[-1] == "q0"  # q0 came back after its wait...
+    assert order[1:-1] == ["q1", "q2", "q3", "q4", "q5"]  # ...and the others used its slot
+    assert fake_judge.peak_in_flight == 1
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_scattered_429s_cost_their_calls_a_wait_not_the_run_its_concurrency(
+    transport: str,
+) -> None:
+    with FakeJudgeServer(faults=Faults(rate_429=0.05, retry_after=0, seed=3)) as server:
+        judge = judge_for(server, max_concurrency=16, max_retries=10, transport=transport)
+        replies = judge.map([f"q{i}" for i in range(400)], progress=False)
+        assert all(r.ok for r in replies)
+        refused = sum(1 for r in server.log if r.fault == "429")
+        assert refused >= 10  # the noise was there
+        assert judge.last_run.throttles == 0  # and never cut the limit
+        assert judge.last_run.failed_attempts == {"rate_limited": refused}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_rate_headers_pace_calls_before_the_limit_refuses_them(transport: str) -> None:
+    from rubriclab.testing import RateLimit
+
+    limit = RateLimit(requests_per_second=40, burst=4)
+    with FakeJudgeServer(rate_limit=limit) as server:
+        judge = judge_for(server, max_concurrency=16, max_retries=20, transport=transport)
+        replies = judge.map([f"q{i}" for i in range(80)], progress=False)
+        assert all(r.ok for r in replies)
+        refused = sum(1 for r in server.log if r.status == 429)
+        # before the first reply nothing is known: at most the first flight of 16 minus the
+        # burst of 4 can be refused; after that the engine waits for the bucket to refill
+        assert refused <= 12 + 4
+        assert "x-ratelimit-remaining-requests" not in str(replies)  # headers are not kept
+
+
+def test_a_token_bucket_without_rate_headers_still_gets_every_call_through() -> None:
+    from rubriclab.testing import RateLimit
+
+    with FakeJudgeServer(rate_limit=RateLimit(100, burst=5, headers=False)) as server:
+        judge = judge_for(server, max_concurrency=16, max_retries=30)
+        replies = judge.map([f"q{i}" for i in range(60)], progress=False)
+        assert all(r.ok for r in replies)
+        assert server.log[-1].status == 200
+
+
+# -- labels (issue 13) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_connection_reset_is_named_as_a_reset(transport: str) -> None:
+    with FakeJudgeServer(faults=Faults(rate_reset=1.0)) as server:
+        reply = judge_for(server, max_retries=1, transport=transport).complete("x")
+        assert server.calls == 2
+    assert reply.error is not None and reply.error.type == "transport"
+    assert "reset the connection" in reply.error.message
+    assert "Timeout" not in reply.error.message and "Errno" not in reply.error.message
+
+
+def test_last_run_covers_the_whole_evaluate_re_asks_included(
+    fake_judge: FakeJudgeServer,
+) -> None:
+    import json
+
+    import rubriclab as rl
+
+    from rubriclab.testing import default_responder
+
+    seen: dict[str, int] = {}
+
+    def unreadable_first(body: dict[str, Any]) -> str:
+        key = json.dumps(body["messages"][:1])  # the case; a re-ask appends to it
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 1:
+            return "not json at all"  # each case is re-asked once
+        return default_responder(body)
+
+    fake_judge.responder = unreadable_first
+    judge = judge_for(fake_judge)
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["Right?"]))
+    data = [{"prompt": f"p{i}", "response": f"r{i}"} for i in range(3)]
+    result = rl.evaluate(data, metrics=[metric], judge=judge)
+    assert fake_judge.calls == 6  # three first asks, three re-asks
+    assert len(seen) == 3
+    stats = judge.last_run
+    assert (stats.calls, stats.succeeded, stats.attempts) == (6, 6, 6)
+    assert result.stats.calls["chk"] == 6  # the result counts the same calls
+    assert result.table["chk/error"].isna().all()
+    judge.complete("a later call outside evaluate")
+    assert judge.last_run.calls == 1  # a plain call is its own run again

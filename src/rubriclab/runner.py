@@ -386,7 +386,7 @@ def summarize(replies: Sequence[Reply | None], wall: float = 0.0) -> RunStats:
 class _LoopState:
     session: Session
     limit: AdaptiveLimit
-    pacer: Pacer = field(default_factory=Pacer)
+    pacer: Pacer
     guard: AsyncGenerator[None, None] | None = None
     failed_attempts: dict[str, int] = field(default_factory=dict)
 
@@ -465,6 +465,7 @@ class Engine:
         )
         self._lock = threading.Lock()
         self._rng = random.Random()
+        self.pacer = Pacer()  # what the provider's rate headers said, shared by every loop
         self._price_known = lookup(prices, model) is not None
 
     # -- per-loop state ------------------------------------------------------------------
@@ -483,7 +484,9 @@ class Engine:
                 state = self._states.get(loop)
                 if state is None:
                     state = _LoopState(
-                        self.backend.open_session(), AdaptiveLimit(self.max_concurrency)
+                        self.backend.open_session(),
+                        AdaptiveLimit(self.max_concurrency),
+                        self.pacer,
                     )
                     self._states[loop] = state
                     created = True
@@ -567,6 +570,8 @@ class Engine:
                 limit.release()
             if ticket is not None:
                 pacer.observe(outcome.rate, ticket)
+                if outcome.status == 429 if type(outcome) is Failure else False:
+                    pacer.refund(ticket)
             if type(outcome) is Success:
                 limit.ended(epoch)
                 limit.succeeded()

@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["Pacer", "RateHeaders", "parse_duration", "parse_rate_headers"]
+__all__ = ["Pacer", "RateHeaders", "Ticket", "parse_duration", "parse_rate_headers"]
 
 _KINDS = ("requests", "tokens")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -86,6 +87,16 @@ def _number(text: str | None) -> float | None:
     return value if value >= 0 else None
 
 
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """One send: its order, the running totals just after it, and what it cost."""
+
+    seq: int
+    sent: dict[str, float]
+    costs: dict[str, float]
+    at: float
+
+
 class _Bucket:
     """Our copy of one provider bucket: level now, refill rate, and what we sent since."""
 
@@ -97,21 +108,45 @@ class _Bucket:
         self.sent = 0.0  # cost sent so far (a running total)
         self.seen_seq = -1
 
-    def observe(self, quota: Quota, seq: int, sent_before: float, now: float) -> None:
+    def observe(
+        self, quota: Quota, seq: int, sent_before: float, sent_at: float, now: float
+    ) -> None:
+        """Reconcile our copy with a reply's view of the bucket.
+
+        Providers send whole numbers: the true level is in [remaining, remaining + 1), and
+        the refill rate in the matching interval. Our own estimate is kept when it lies in
+        the interval and moved to its nearest edge when not, so the rounding of each reply
+        does not cost a fraction of a request every time.
+        """
         if seq <= self.seen_seq:
             return  # an older request's view of the bucket; a newer one already spoke
         self.seen_seq = seq
+        self.refill(now)
         if quota.limit is not None:
             self.capacity = quota.limit
-        if quota.reset is not None and quota.reset > 0 and self.capacity is not None:
-            missing = self.capacity - quota.remaining
-            if missing > 0:
-                self.rate = missing / quota.reset
-        elif quota.reset is not None and quota.reset > 0 and quota.remaining < 1:
-            self.rate = 1.0 / quota.reset
-        # the server counted this request and those before it; the ones we sent after it
-        # were not in its count yet
-        self.level = quota.remaining - (self.sent - sent_before)
+        reset = quota.reset
+        if reset is not None and reset > 0:
+            top = self.capacity if self.capacity is not None else quota.remaining + 1.0
+            high = (top - quota.remaining) / reset
+            low = max(0.0, top - quota.remaining - 1.0) / reset
+            if high > 0:
+                if self.rate is None:
+                    self.rate = (low + high) / 2 if low > 0 else high
+                else:
+                    self.rate = min(max(self.rate, low), high)
+        # The server counted this request (and those before it) about when we sent it: a
+        # model answers long after it is counted. The ones we sent after it were not in its
+        # count, and the bucket has been refilling since.
+        after = self.sent - sent_before
+        low_level = quota.remaining - after + (self.rate or 0.0) * max(0.0, now - sent_at)
+        high_level = low_level + 1.0
+        if self.capacity is not None:
+            low_level = min(low_level, self.capacity - 1.0)
+            high_level = min(high_level, self.capacity)
+        if self.level is None or not low_level <= self.level < high_level:
+            self.level = low_level if self.level is None or self.level < low_level else (
+                high_level - 1e-6
+            )
         self.stamp = now
 
     def refill(self, now: float) -> None:
@@ -135,12 +170,17 @@ class _Bucket:
 class Pacer:
     """Waits before a send until the provider's buckets (as last described) hold its cost.
 
-    Cheap when a provider sends no rate headers: nothing is known, nothing waits.
+    One per judge, kept across runs: a second ``judge.map`` starts from what the first
+    learned. Cheap when a provider sends no rate headers: nothing is known, nothing waits.
     """
 
     def __init__(self) -> None:
         self._buckets = {kind: _Bucket() for kind in _KINDS}
-        self._lock = asyncio.Lock()
+        # one judge may run in several event loops (each asyncio.run, Jupyter's worker
+        # thread); what it learned of the provider's buckets is shared, the queue is per loop
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
         self._seq = 0
         self._token_cost = 0.0
         self.waited = 0.0
@@ -154,12 +194,16 @@ class Pacer:
             mean = self._token_cost
             self._token_cost = tokens if mean == 0 else 0.9 * mean + 0.1 * tokens
 
-    async def before_send(self, tokens: float) -> tuple[int, dict[str, float]]:
+    async def before_send(self, tokens: float) -> Ticket:
         """Wait for room, take this request's cost; returns its ticket for ``observe``."""
         costs = {"requests": 1.0, "tokens": tokens}
         if all(b.level is None for b in self._buckets.values()):
             return self._take(costs)
-        async with self._lock:  # first come, first served
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks.setdefault(loop, asyncio.Lock())
+        async with lock:  # first come, first served
             while True:
                 now = time.monotonic()
                 wait = 0.0
@@ -171,7 +215,7 @@ class Pacer:
                 self.waited += wait
                 await asyncio.sleep(wait)
 
-    def _take(self, costs: Mapping[str, float]) -> tuple[int, dict[str, float]]:
+    def _take(self, costs: Mapping[str, float]) -> Ticket:
         self._seq += 1
         before: dict[str, float] = {}
         for kind, bucket in self._buckets.items():
@@ -179,13 +223,20 @@ class Pacer:
             before[kind] = bucket.sent
             if bucket.level is not None:
                 bucket.level -= costs[kind]
-        return self._seq, before
+        return Ticket(self._seq, before, dict(costs), time.monotonic())
 
-    def observe(self, headers: RateHeaders | None, ticket: tuple[int, dict[str, float]]) -> None:
+    def refund(self, ticket: Ticket) -> None:
+        """A refused request took nothing from the provider's buckets: give its cost back."""
+        for kind, bucket in self._buckets.items():
+            cost = ticket.costs.get(kind, 0.0)
+            bucket.sent -= cost
+            if bucket.level is not None:
+                bucket.level += cost
+
+    def observe(self, headers: RateHeaders | None, ticket: Ticket) -> None:
         """A reply (to the request holding ``ticket``) described the buckets."""
         if headers is None:
             return
-        seq, sent = ticket
         now = time.monotonic()
         for kind, quota in headers.quotas:
-            self._buckets[kind].observe(quota, seq, sent[kind], now)
+            self._buckets[kind].observe(quota, ticket.seq, ticket.sent[kind], ticket.at, now)

@@ -563,8 +563,11 @@ class FakeJudgeServer:
                 statuses[str(rec.status)] = statuses.get(str(rec.status), 0) + 1
                 if rec.fault is not None:
                     faults[rec.fault] = faults.get(rec.fault, 0) + 1
+            answered = [r.received for r in list(self.log) if r.status == 200]
             stats = {
                 "calls": self.calls,
+                "answered_from": min(answered, default=None),
+                "answered_until": max(answered, default=None),
                 "peak_in_flight": self.peak_in_flight,
                 "in_flight": self.in_flight,
                 "statuses": statuses,
