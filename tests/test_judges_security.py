@@ -175,9 +175,7 @@ def _every_output(result: Any, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("status", ["401", "500"])
-def test_a_header_echoed_by_a_gateway_never_reaches_any_output(
-    tmp_path: Path, status: str
-) -> None:
+def test_a_header_echoed_by_a_gateway_never_reaches_any_output(tmp_path: Path, status: str) -> None:
     import rubriclab as rl
     from rubriclab.judges import Public
     from rubriclab.testing import Faults

@@ -616,7 +616,6 @@ def test_last_run_covers_the_whole_evaluate_re_asks_included(
     import json
 
     import rubriclab as rl
-
     from rubriclab.testing import default_responder
 
     seen: dict[str, int] = {}

@@ -27,9 +27,8 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from .cache import CacheEntry, ResponseCache, cache_key

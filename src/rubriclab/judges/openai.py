@@ -22,8 +22,8 @@ import httpx
 
 from .backend import Failure, Outcome, Success
 from .base import ErrorType, Request, Usage
-from .pacing import parse_rate_headers
 from .clean import clean_text
+from .pacing import parse_rate_headers
 from .secret import Secret
 from .specs import Endpoint
 

@@ -144,8 +144,8 @@ class _Bucket:
             low_level = min(low_level, self.capacity - 1.0)
             high_level = min(high_level, self.capacity)
         if self.level is None or not low_level <= self.level < high_level:
-            self.level = low_level if self.level is None or self.level < low_level else (
-                high_level - 1e-6
+            self.level = (
+                low_level if self.level is None or self.level < low_level else (high_level - 1e-6)
             )
         self.stamp = now
 

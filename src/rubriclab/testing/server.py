@@ -286,9 +286,7 @@ def _completion(body: dict[str, Any], text: str, index: int) -> dict[str, Any]:
     }
 
 
-def _error_body(
-    status: int, message: str, echo: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+def _error_body(status: int, message: str, echo: Mapping[str, str] | None = None) -> dict[str, Any]:
     if echo is not None:  # as a careless gateway does: the request's headers, credentials too
         message = f"{message}; request headers: {dict(echo)}"
     error: dict[str, Any] = {"message": message, "type": "fake_error", "code": status}
@@ -717,7 +715,11 @@ def _json(value: Any) -> bytes:
 
 def _retry_after(faults: Faults) -> dict[str, str]:
     if faults.retry_after is None:
-        return {} if faults.retry_after_ms is None else {"retry-after-ms": f"{faults.retry_after_ms:g}"}
+        return (
+            {}
+            if faults.retry_after_ms is None
+            else {"retry-after-ms": f"{faults.retry_after_ms:g}"}
+        )
     value = faults.retry_after
     headers = {"retry-after": f"{value:g}" if isinstance(value, (int, float)) else str(value)}
     if faults.retry_after_ms is not None:
