@@ -7,9 +7,10 @@ Usage: .venv/bin/python benchmarks/ratelimit.py [--quick] [--transport aiohttp|h
 
 The fake judge runs in its own process (``python -m rubriclab.testing``), so its CPU is not
 the client's and the client's event loop is not the server's. Scenarios:
-  bucket      a token-bucket limit of R requests/s (burst R/10) that sends x-ratelimit-* and
-              retry-after-ms; N calls at concurrency 32. Goal: >= 0.90 of R achieved with
-              <= 15% of requests refused.
+  bucket      a token-bucket limit of 100 requests/s (burst 10, answers take 50 ms) that
+              sends x-ratelimit-* and retry-after-ms; 800 calls at concurrency 32. Goal:
+              >= 0.90 of the limit achieved (measured at the server, first to last answer)
+              with <= 15% of requests refused.
   bucket-bare the same limit without rate headers (only Retry-After): no goal, for the record.
   noise       5% random 429s with Retry-After: 1 on an otherwise idle server, 1,000 calls,
               vs the same run clean. Goal: <= +1.6 s. A call refused twice must wait 2 s,
@@ -111,12 +112,17 @@ def main() -> None:
     print(f"engine: {Path(rubriclab.__file__).parent}; load average {os.getloadavg()[0]:.1f}")
     print("(timings are wall-clock on this machine: read them against its load)\n")
     t = args.transport
-    rate = 100.0 if args.quick else 200.0
-    n_bucket = int(rate * (3 if args.quick else 5))
+    # a rate this loaded 2-core machine's client can exceed with room to spare (measured
+    # clean: ~250 calls/s), so the figure is about the pacing, not about the client's CPU
+    rate = 50.0 if args.quick else 100.0
+    n_bucket = int(rate * (4 if args.quick else 8))
 
     if "bucket" in only or "bare" in only:
-        print(f"token bucket: {rate:g} requests/s, burst {rate / 10:g}")
-        limit = ["--rate-limit", f"{rate:g}", "--rate-limit-burst", f"{rate / 10:g}"]
+        print(f"token bucket: {rate:g} requests/s, burst {rate / 10:g}, 50 ms latency")
+        limit = [
+            *("--rate-limit", f"{rate:g}", "--rate-limit-burst", f"{rate / 10:g}"),
+            *("--latency", "0.05"),
+        ]
         kinds = [("bucket", limit)] if "bucket" in only else []
         if "bare" in only:
             kinds.append(("bucket-bare", [*limit, "--no-rate-headers"]))

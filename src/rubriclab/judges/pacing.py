@@ -20,6 +20,7 @@ from dataclasses import dataclass
 __all__ = ["Pacer", "RateHeaders", "Ticket", "parse_duration", "parse_rate_headers"]
 
 _KINDS = ("requests", "tokens")
+_SLACK = 0.001  # seconds of waiting not worth a sleep
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 
@@ -109,7 +110,13 @@ class _Bucket:
         self.seen_seq = -1
 
     def observe(
-        self, quota: Quota, seq: int, sent_before: float, sent_at: float, now: float
+        self,
+        quota: Quota,
+        seq: int,
+        sent_before: float,
+        sent_at: float,
+        now: float,
+        staleness: float = 0.0,
     ) -> None:
         """Reconcile our copy with a reply's view of the bucket.
 
@@ -138,7 +145,8 @@ class _Bucket:
         # model answers long after it is counted. The ones we sent after it were not in its
         # count, and the bucket has been refilling since.
         after = self.sent - sent_before
-        low_level = quota.remaining - after + (self.rate or 0.0) * max(0.0, now - sent_at)
+        elapsed = max(0.0, now - sent_at) * (1.0 - staleness)
+        low_level = quota.remaining - after + (self.rate or 0.0) * elapsed
         high_level = low_level + 1.0
         if self.capacity is not None:
             low_level = min(low_level, self.capacity - 1.0)
@@ -183,6 +191,8 @@ class Pacer:
         )
         self._seq = 0
         self._token_cost = 0.0
+        self.staleness = 0.0
+        """Where between send (0) and reply (1) the provider counts a request, as learned."""
         self.waited = 0.0
 
     def token_cost(self, estimate: float) -> float:
@@ -210,7 +220,7 @@ class Pacer:
                 for kind, bucket in self._buckets.items():
                     bucket.refill(now)
                     wait = max(wait, bucket.wait_for(costs[kind]))
-                if wait <= 0:
+                if wait <= _SLACK:  # not worth a sleep (and float dust must not loop)
                     return self._take(costs)
                 self.waited += wait
                 await asyncio.sleep(wait)
@@ -226,7 +236,14 @@ class Pacer:
         return Ticket(self._seq, before, dict(costs), time.monotonic())
 
     def refund(self, ticket: Ticket) -> None:
-        """A refused request took nothing from the provider's buckets: give its cost back."""
+        """A refused request took nothing from the provider's buckets: give its cost back.
+
+        A refusal we did not expect also says our dating of the replies was too kind: a
+        provider counts a request between its send and its reply; we start by assuming at
+        the send (right for models that think for seconds) and move toward the reply.
+        """
+        if any(b.level is not None for b in self._buckets.values()):
+            self.staleness = min(1.0, self.staleness + 0.2)
         for kind, bucket in self._buckets.items():
             cost = ticket.costs.get(kind, 0.0)
             bucket.sent -= cost
@@ -239,4 +256,7 @@ class Pacer:
             return
         now = time.monotonic()
         for kind, quota in headers.quotas:
-            self._buckets[kind].observe(quota, ticket.seq, ticket.sent[kind], ticket.at, now)
+            self._buckets[kind].observe(
+                quota, ticket.seq, ticket.sent[kind], ticket.at, now, self.staleness
+            )
+        self.staleness = max(0.0, self.staleness - 0.01)  # about 5% refused at balance
