@@ -188,9 +188,9 @@ def test_a_token_bucket_limit_refuses_past_its_burst_and_says_so_in_headers() ->
     from rubriclab.judges.pacing import parse_duration
     from rubriclab.testing import RateLimit
 
-    with FakeJudgeServer(rate_limit=RateLimit(requests_per_second=1, burst=3)) as server:
-        with httpx.Client(timeout=5) as client:
-            answers = [client.post(f"{server.url}/chat/completions", json=BODY) for _ in range(4)]
+    limit = RateLimit(requests_per_second=1, burst=3)
+    with FakeJudgeServer(rate_limit=limit) as server, httpx.Client(timeout=5) as client:
+        answers = [client.post(f"{server.url}/chat/completions", json=BODY) for _ in range(4)]
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
     first, refused = answers[0].headers, answers[3].headers
     assert first["x-ratelimit-limit-requests"] == "3"
