@@ -96,3 +96,14 @@ def test_headers_parse_remaining_reset_and_limit() -> None:
     assert quotas["requests"].reset == 360.0 and quotas["requests"].remaining == 59
     assert quotas["tokens"].limit == 150000 and quotas["tokens"].reset == 0.02
     assert parse_rate_headers({"x-ratelimit-remaining-requests": "lots"}) is None
+
+
+def test_a_long_quota_reset_is_waited_at_most_max_wait(clock: Clock) -> None:
+    async def run() -> None:
+        pacer = Pacer()
+        first = await pacer.before_send(1)
+        pacer.observe(headers(0, "6h0m0s", limit=1), first)  # one a day, spent
+        await pacer.before_send(1, max_wait=60)
+
+    asyncio.run(run())
+    assert sum(clock.slept) == pytest.approx(60)

@@ -558,7 +558,9 @@ class Engine:
             level = self.format_level
             epoch = await limit.acquire()
             try:
-                ticket = await pacer.before_send(pacer.token_cost(_token_estimate(request)))
+                ticket = await pacer.before_send(
+                    pacer.token_cost(_token_estimate(request)), self.retry.retry_after_cap
+                )
                 outcome = await session.send(request, level)
             except asyncio.CancelledError:
                 raise

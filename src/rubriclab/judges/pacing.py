@@ -204,8 +204,12 @@ class Pacer:
             mean = self._token_cost
             self._token_cost = tokens if mean == 0 else 0.9 * mean + 0.1 * tokens
 
-    async def before_send(self, tokens: float) -> Ticket:
-        """Wait for room, take this request's cost; returns its ticket for ``observe``."""
+    async def before_send(self, tokens: float, max_wait: float = 60.0) -> Ticket:
+        """Wait for room, take this request's cost; returns its ticket for ``observe``.
+
+        Waits at most ``max_wait`` seconds per send (a daily quota says "6h"): past that the
+        request goes, and a 429 with its Retry-After decides, under the retry policy's caps.
+        """
         costs = {"requests": 1.0, "tokens": tokens}
         if all(b.level is None for b in self._buckets.values()):
             return self._take(costs)
@@ -213,6 +217,7 @@ class Pacer:
         lock = self._locks.get(loop)
         if lock is None:
             lock = self._locks.setdefault(loop, asyncio.Lock())
+        waited = 0.0
         async with lock:  # first come, first served
             while True:
                 now = time.monotonic()
@@ -220,8 +225,10 @@ class Pacer:
                 for kind, bucket in self._buckets.items():
                     bucket.refill(now)
                     wait = max(wait, bucket.wait_for(costs[kind]))
-                if wait <= _SLACK:  # not worth a sleep (and float dust must not loop)
+                if wait <= _SLACK or waited >= max_wait:  # (float dust must not loop)
                     return self._take(costs)
+                wait = min(wait, max_wait - waited)
+                waited += wait
                 self.waited += wait
                 await asyncio.sleep(wait)
 
