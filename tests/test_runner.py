@@ -578,12 +578,13 @@ def test_rate_headers_pace_calls_before_the_limit_refuses_them(transport: str) -
     limit = RateLimit(requests_per_second=40, burst=4)
     with FakeJudgeServer(rate_limit=limit) as server:
         judge = judge_for(server, max_concurrency=16, max_retries=20, transport=transport)
-        replies = judge.map([f"q{i}" for i in range(80)], progress=False)
+        replies = judge.map([f"q{i}" for i in range(120)], progress=False)
         assert all(r.ok for r in replies)
         refused = sum(1 for r in server.log if r.status == 429)
-        # before the first reply nothing is known: at most the first flight of 16 minus the
-        # burst of 4 can be refused; after that the engine waits for the bucket to refill
-        assert refused <= 12 + 4
+        # before the first reply nothing is known: the first flight of 16 meets a burst of 4;
+        # after that the engine waits for the bucket to refill, and the odd refusal teaches
+        # it how stale the replies' counts are (exact waits: tests/test_judges_pacing.py)
+        assert refused <= 12 + 120 // 10
         assert "x-ratelimit-remaining-requests" not in str(replies)  # headers are not kept
 
 
