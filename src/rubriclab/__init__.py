@@ -48,7 +48,17 @@ _EXPORTS: dict[str, str] = {
     "PairwiseView": "widgets",
     "CalibrationView": "widgets",
 }
-_SUBMODULES = {"metrics", "testing", "compat", "templates", "parse", "data", "widgets", "datasets"}
+_SUBMODULES = {
+    "metrics",
+    "testing",
+    "compat",
+    "templates",
+    "parse",
+    "data",
+    "widgets",
+    "datasets",
+    "judges",
+}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__", "load_ipython_extension"])
 
@@ -100,6 +110,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import compat as compat
     from . import data as data
     from . import datasets as datasets
+    from . import judges as judges
     from . import metrics as metrics
     from . import parse as parse
     from . import templates as templates
