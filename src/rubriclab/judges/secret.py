@@ -47,13 +47,16 @@ class Public(str):
 class Secret:
     """Holds an API key; pickles as a pointer to its environment variable, never as the value."""
 
-    __slots__ = ("_env", "_value")
+    __slots__ = ("_env", "_forms", "_value")
     _env: str | None
     _value: str | None
+    _forms: tuple[str, ...]
 
     def __init__(self, value: str | None, env: str | None = None) -> None:
         object.__setattr__(self, "_value", value or None)
         object.__setattr__(self, "_env", env)
+        forms = _forms(value) if value and len(value) >= _MIN_SCRUB else []
+        object.__setattr__(self, "_forms", tuple(forms))  # worked out once, used per reply
 
     @classmethod
     def from_env(cls, env: str) -> Secret:
@@ -104,7 +107,7 @@ class Secret:
         key = self._value
         if not key or not text or len(key) < _MIN_SCRUB:
             return text
-        for form in _forms(key):
+        for form in self._forms:
             if form in text:
                 text = text.replace(form, _MASK)
         if len(key) >= 12:
