@@ -387,11 +387,13 @@ def test_tokens_and_cost_per_run(fake_judge: FakeJudgeServer) -> None:
 MIX = Faults(
     rate_429=0.20, rate_500=0.05, rate_hang=0.02, rate_malformed=0.05, retry_after=0.02, seed=9
 )
-# Hangs end at the judge's timeout. It must be long enough that only hangs time out: one
-# process runs this server and 32 concurrent client calls, and on a loaded machine (measured
-# at load 8 on 2 cores: 84 of 300 fault-free calls missed a 0.3 s deadline) a short deadline
-# times out answers already written, which then look like "a call after a success".
-MIX_TIMEOUT = 5.0
+# Hangs end at the judge's timeout. One process runs this server and 32 concurrent client
+# calls, and on a loaded machine a fault-free call can take seconds (measured at load 8-10 on
+# 2 cores with httpx: p99 3 s, max 4-8 s, with main's engine as with this one). So any
+# deadline may also time out an answer the server already wrote: the client then rightly
+# retries, and the server logs "a call after a success". The checks below allow exactly as
+# many of those as the client counted timed-out attempts, and no more.
+MIX_TIMEOUT = 2.0
 
 
 def _by_question(server: FakeJudgeServer) -> dict[str, list[Any]]:
@@ -408,6 +410,14 @@ def _attempts_match_the_server(judge: Judge, replies: list[Any], server: FakeJud
     unseen = attempts - server.calls
     assert 0 <= unseen <= judge.last_run.failed_attempts.get("timeout", 0)
     assert judge.last_run.attempts == attempts
+
+
+def _answers_not_taken(server: FakeJudgeServer) -> int:
+    """Good answers the server wrote that were followed by another call for the question:
+    each one can only be an attempt whose deadline passed before the client read it."""
+    return sum(
+        sum(1 for r in records[:-1] if r.succeeded) for records in _by_question(server).values()
+    )
 
 
 @pytest.mark.slow
@@ -435,9 +445,11 @@ def test_a_thousand_calls_under_a_fault_mix_all_succeed_with_enough_retries(
         grouped = _by_question(server)
         for question, reply in zip(questions, replies, strict=True):
             records = grouped[question]
-            assert [r.succeeded for r in records] == [False] * (len(records) - 1) + [True]
+            assert records[-1].succeeded  # the answer kept is the last one the server gave
             assert len(records) <= reply.attempts
         _attempts_match_the_server(judge, replies, server)
+        timeouts = judge.last_run.failed_attempts.get("timeout", 0)
+        assert _answers_not_taken(server) <= timeouts  # no call after a success we read
         kinds = {r.fault for r in server.log}
         assert {"429", "500", "hang", "malformed"} <= kinds
         assert server.peak_in_flight <= 32
@@ -467,10 +479,8 @@ def test_with_few_retries_every_call_ends_as_a_success_or_a_recorded_error(
             }
             assert reply.error.attempts == 2
         _attempts_match_the_server(judge, replies, server)
-        grouped = _by_question(server)
-        for question in questions:
-            outcomes = [r.succeeded for r in grouped[question]]
-            assert True not in outcomes[:-1]  # no call after a success
+        timeouts = judge.last_run.failed_attempts.get("timeout", 0)
+        assert _answers_not_taken(server) <= timeouts  # no call after a success we read
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
