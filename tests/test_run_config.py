@@ -125,3 +125,23 @@ def test_other_variables_need_the_users_confirmation(name: str) -> None:
     with pytest.raises(ConfigError, match=f"--allow-env {name}"):
         check_key_env(name)
     check_key_env(name, allow_env={name})
+
+
+def test_yaml_words_stay_words_and_fail_under_reads_percents(tmp_path: Path) -> None:
+    config = load_config(
+        _write(
+            tmp_path,
+            "data: data.csv\n"
+            "fail_under: 70%\n"
+            "metrics:\n"
+            "  - name: answered\n"
+            "    rubric:\n"
+            "      criteria: {answered: {levels: {1: no, 2: partly, 3: yes}}}\n",
+        )
+    )
+    assert config.fail_under == pytest.approx(0.7)
+    rubric = config.build_metrics()[0].rubric
+    assert rubric is not None
+    assert [lv.descriptor for lv in rubric["answered"].levels] == ["no", "partly", "yes"]
+    with pytest.raises(ConfigError, match=r"fail_under must be a fraction like 0\.7"):
+        load_config(_write(tmp_path, "data: data.csv\nfail_under: lots\nmetrics: [text_quality]\n"))

@@ -651,3 +651,24 @@ def test_last_run_covers_the_whole_evaluate_re_asks_included(
     assert result.table["chk/error"].isna().all()
     judge.complete("a later call outside evaluate")
     assert judge.last_run.calls == 1  # a plain call is its own run again
+
+
+def test_a_data_error_in_a_plain_script_is_raised_alone(tmp_path: Any) -> None:
+    """No "no running event loop ... During handling of the above exception" noise first."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "judge.py"
+    script.write_text(
+        "import pandas as pd\n"
+        "import rubriclab as rl\n"
+        "rl.evaluate(pd.DataFrame({'prompt': ['p']}), [rl.metrics.TEXT_QUALITY], judge='mock')\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1
+    assert "no 'response' column" in done.stderr
+    assert "During handling of the above exception" not in done.stderr
+    assert "no running event loop" not in done.stderr

@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "Criterion": "rubric",
     "Rubric": "rubric",
     "RubricError": "rubric",
+    "RubricWarning": "rubric",
+    "format_percent": "scale",
     "Score": "scoring",
     "ScoreError": "scoring",
     "Summary": "scoring",
@@ -135,6 +137,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .rubric import Level as Level
     from .rubric import Rubric as Rubric
     from .rubric import RubricError as RubricError
+    from .rubric import RubricWarning as RubricWarning
+    from .scale import format_percent as format_percent
     from .scoring import Score as Score
     from .scoring import ScoreError as ScoreError
     from .scoring import Summary as Summary

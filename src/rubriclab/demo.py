@@ -318,7 +318,7 @@ def run_demo(
         "\n== The lesson's worked examples (support-reply rubric, scored in code) ==", file=stream
     )
     for name, percent, verdict in lesson_verdicts():
-        print(f"{name:<26} {percent:>5} {verdict}", file=stream)
+        print(f"{name:<26} {percent:>5.1f}% {verdict}", file=stream)
 
     results: dict[str, EvalResult] = {}
     results["text_quality"] = evaluate(

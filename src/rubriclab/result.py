@@ -20,28 +20,18 @@ import pandas as pd
 from .atomic import atomic_path, atomic_writer
 from .judges.base import CallTally
 from .rubric import Rubric
-from .scoring import Summary, summarize
+from .scale import format_percent
+from .scoring import PASS_RULE, Summary, summarize
 
 __all__ = ["EvalResult", "MetricInfo", "ResultSaveError", "RunStats", "load_result"]
 
 MetricKind = Literal["pointwise", "pairwise", "template"]
 
-#: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
+#: field suffixes whose values may be lists/dicts (JSON text in Parquet, nested JSON in JSONL)
 _NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
-_FORMAT_VERSION = 1
-#: the summary columns shown in text form, in reading order
-_SUMMARY_COLUMNS = (
-    "n",
-    "errors",
-    "mean",
-    "std",
-    "pass_rate",
-    "win_rate",
-    "tie_rate",
-    "loss_rate",
-    "calls",
-    "tokens",
-)
+#: 1: nested values as NUL-tagged JSON strings (still read); 2: real nested JSON in JSONL, and
+#: Parquet's JSON-text columns listed in the header's ``json_columns``
+_FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -149,9 +139,15 @@ class EvalResult:
         t = self.table
         scores = t[f"{name}/score"].tolist()
         passed = t[f"{name}/passed"].tolist() if f"{name}/passed" in t else None
-        choices = scores if info.kind == "pairwise" else None
+        if info.kind != "pairwise":
+            return summarize(scores, passed=passed)
+        flips = f"{name}/swap_consistent"
+        crits = f"{name}/criteria"
         return summarize(
-            scores, passed=None if info.kind == "pairwise" else passed, choices=choices
+            scores,
+            choices=scores,
+            swap_consistent=t[flips].tolist() if flips in t else None,
+            criteria=t[crits].tolist() if crits in t else None,
         )
 
     @property
@@ -171,6 +167,21 @@ class EvalResult:
         frame.index.name = "metric"
         return frame
 
+    def criterion_wins(self, name: str) -> pd.DataFrame:
+        """A pairwise metric's wins, ties and losses per criterion (rows: criteria).
+
+        A criterion whose two orders disagreed counts as a tie; rows with an error count nowhere.
+        """
+        if self.metric(name).kind != "pairwise":
+            raise ValueError(f"metric {name!r} is not pairwise: it has no wins per criterion")
+        counts = self.metric_summary(name).criteria or {}
+        frame = pd.DataFrame(
+            [c.model_dump() for c in counts.values()],
+            index=pd.Index(list(counts), name="criterion"),
+            columns=["win", "tie", "loss"],
+        )
+        return frame
+
     @property
     def summary_metrics(self) -> dict[str, Any]:
         """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
@@ -181,14 +192,34 @@ class EvalResult:
         return out
 
     def summary_text(self, title: str | None = None) -> str:
-        """The summary as a fixed-width text block, for terminals, logs and CI output."""
+        """The summary as a fixed-width text block, for terminals, logs and CI output.
+
+        Every score and rate is a percent with ``%``; each rate has its counts beside it.
+        """
         mock = "  [MOCK judge: not real judgments]" if self.is_mock else ""
         head = f"== {title or 'result'} ({self.row_count} rows){mock} =="
-        summary = self.summary
-        cols = [c for c in _SUMMARY_COLUMNS if c in summary.columns]
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            body = summary[cols].to_string(float_format=lambda v: f"{v:.3f}")
-        return f"{head}\n{body}"
+        rows: dict[str, dict[str, Any]] = {}
+        notes: list[str] = []
+        summaries = {info.name: self.metric_summary(info.name) for info in self.metrics}
+        for info in self.metrics:
+            s = summaries[info.name]
+            rows[info.name] = _summary_cells(s, info.kind == "pairwise")
+            rows[info.name]["calls"] = self.stats.calls.get(info.name, 0)
+            rows[info.name]["tokens"] = self.stats.tokens.get(info.name, 0)
+            if s.criteria:
+                counts = ", ".join(f"{c} {w.win}/{w.tie}/{w.loss}" for c, w in s.criteria.items())
+                notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
+        frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
+        frame.index.name = "metric"
+        if any(s.verdicts for s in summaries.values()):
+            notes.append(PASS_RULE)
+        if any(info.kind == "pairwise" for info in self.metrics):
+            notes.append(
+                "pairwise mean: +100% candidate much better ... -100% baseline much better"
+            )
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            body = frame.to_string()
+        return "\n".join([head, body, *notes])
 
     def case(self, index: int) -> dict[str, Any]:
         """Row ``index`` (by position) as a plain dict, for explanations."""
@@ -206,7 +237,7 @@ class EvalResult:
         parts = []
         for info in self.metrics:
             s = self.metric_summary(info.name)
-            mean = "n/a" if s.mean is None else f"{s.mean:.3f}"
+            mean = format_percent(s.mean, signed=info.kind == "pairwise")
             parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
         return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
 
@@ -216,16 +247,26 @@ class EvalResult:
         bundle: dict[str, Any] = display.result_mimebundle(self)
         return bundle
 
+    # -- tracking ------------------------------------------------------------------------------------
+    def log_to_mlflow(self, name: str = "rubriclab", *, artifact_dir: str = "rubriclab") -> str:
+        """Log summary metrics, the table, the rubrics and the HTML report into the active MLflow
+        run (started and ended here if none is active); returns the run id. Needs
+        ``pip install 'rubriclab[mlflow]'``."""
+        from .mlflow_log import log_result
+
+        return log_result(self, self._flat_table()[0], name=name, artifact_dir=artifact_dir)
+
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the result: ``.jsonl`` (always available) or ``.parquet`` (needs pyarrow).
 
-        Nested fields (criteria lists, raw outputs, rubrics) are stored as JSON text so both formats
-        round-trip exactly; run metadata goes in a first ``{"__rubriclab__": ...}`` line (JSONL) or
-        the Parquet schema metadata.
+        JSONL is plain: a first ``{"__rubriclab__": ...}`` header line (metrics, judge, run
+        stats), then one JSON object per row with nested fields (criteria, rubrics, raw outputs)
+        as real JSON, so ``jq`` and ``pandas.read_json(lines=True)`` read it. Parquet stores
+        nested fields as JSON text (named in the header) and the header in the schema metadata.
+        Both load back exactly with :func:`load_result`.
         """
         path = Path(path)
-        flat = self._flat_table()
         header = self._header()
         # written whole or not at all: a failed save leaves the previous file as it was
         if path.suffix == ".parquet":
@@ -236,6 +277,8 @@ class EvalResult:
                 raise ImportError(
                     "saving Parquet needs pyarrow: pip install 'rubriclab[arrow]', or save as .jsonl"
                 ) from None
+            flat, json_columns = self._flat_table()
+            header["json_columns"] = json_columns
             try:
                 table = pa.Table.from_pandas(flat, preserve_index=False)
             except (pa.ArrowException, ValueError, TypeError) as exc:
@@ -247,11 +290,11 @@ class EvalResult:
         else:
             with atomic_writer(path) as fh:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
-                for record in flat.to_dict(orient="records"):
+                for record in self.table.to_dict(orient="records"):
                     try:
-                        line = json.dumps({k: _plain(v) for k, v in record.items()})
+                        line = json.dumps({str(k): _plain(v) for k, v in record.items()})
                     except (TypeError, ValueError) as exc:
-                        raise _save_error(path, flat, exc) from None
+                        raise _save_error(path, self.table, exc) from None
                     fh.write(line + "\n")
         return path
 
@@ -263,15 +306,18 @@ class EvalResult:
             "is_mock": self.is_mock,
             "stats": self.stats.to_dict(),
             "meta": _plain(self.meta),
-            "columns": list(self.table.columns),
+            "columns": [str(c) for c in self.table.columns],
         }
 
-    def _flat_table(self) -> pd.DataFrame:
+    def _flat_table(self) -> tuple[pd.DataFrame, list[str]]:
+        """The table with nested columns as JSON text (Parquet columns hold one type)."""
         flat = self.table.copy()
+        json_columns = []
         for col in flat.columns:
             if _is_nested(str(col)) or flat[col].map(_is_container).any():
                 flat[col] = flat[col].map(_to_json_text)
-        return flat
+                json_columns.append(str(col))
+        return flat, json_columns
 
 
 def load_result(path: str | Path) -> EvalResult:
@@ -299,10 +345,12 @@ def load_result(path: str | Path) -> EvalResult:
                 ) from None
             records = [json.loads(line) for line in fh if line.strip()]
         frame = pd.DataFrame.from_records(records, columns=header.get("columns"))
-    json_cols = [c for c in frame.columns if _is_nested(str(c))]
-    for col in frame.columns:
-        if col in json_cols or frame[col].map(_looks_like_json_container).any():
-            frame[col] = frame[col].map(_from_json_text)
+    if header.get("version", 1) < 2:
+        _decode_tagged(frame)
+    else:
+        for col in header.get("json_columns", []):
+            if col in frame.columns:
+                frame[col] = frame[col].map(_from_json_text)
     for col in frame.columns:
         if str(col).endswith("/rubric") or col == "rubric":
             frame[col] = frame[col].map(lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v)
@@ -317,7 +365,35 @@ def load_result(path: str | Path) -> EvalResult:
 
 
 # -- helpers -----------------------------------------------------------------------------------------
-_JSON_TAG = "\x00json:"
+
+
+def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
+    """One summary row as display text: percents with '%', counts beside each rate."""
+    cells: dict[str, Any] = {
+        "n": s.n,
+        "errors": s.errors,
+        "mean": format_percent(s.mean, signed=pairwise),
+        "± std": format_percent(s.std) if s.std is not None else "",
+    }
+    if s.verdicts:
+        rate = s.pass_rate.rate if s.pass_rate is not None else None
+        text = f"{format_percent(rate)} ({s.passed}/{s.verdicts})"
+        cells["pass"] = text + (f", {s.no_verdict} without verdict" if s.no_verdict else "")
+    elif s.verdicts == 0 and s.scored:
+        cells["pass"] = "n/a (no pass/fail verdicts)"
+    for key in ("win", "tie", "loss"):
+        iv = getattr(s, key)
+        if iv is not None:
+            cells[key] = f"{format_percent(iv.rate)} ({iv.k}/{iv.n})"
+    if s.swap_inconsistent is not None:
+        cells["swap-inconsistent"] = (
+            f"{format_percent(s.swap_inconsistent_rate)} ({s.swap_inconsistent}/{s.scored})"
+        )
+    return cells
+
+
+#: version 1 files tagged nested values' JSON text with this prefix
+_V1_JSON_TAG = "\x00json:"
 
 
 def _is_nested(column: str) -> bool:
@@ -331,17 +407,24 @@ def _is_container(value: Any) -> bool:
 def _to_json_text(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return _JSON_TAG + json.dumps(_plain(value))
-
-
-def _looks_like_json_container(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(_JSON_TAG)
+    return json.dumps(_plain(value))
 
 
 def _from_json_text(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_JSON_TAG):
-        return json.loads(value[len(_JSON_TAG) :])
-    return value
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _decode_tagged(frame: pd.DataFrame) -> None:
+    """Version 1 files: every ``"\\x00json:..."`` string back to its list or dict."""
+
+    def decode(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(_V1_JSON_TAG):
+            return json.loads(value[len(_V1_JSON_TAG) :])
+        return value
+
+    for col in frame.columns:
+        if frame[col].map(lambda v: isinstance(v, str) and v.startswith(_V1_JSON_TAG)).any():
+            frame[col] = frame[col].map(decode)
 
 
 class ResultSaveError(ValueError):

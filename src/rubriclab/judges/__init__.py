@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .base import CALL_ERROR_TYPES, CallError, CallTally, JudgeConfigError, Reply, Request, Usage
-from .media import image_part
+from .media import MediaError, image_part
 from .secret import Public
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ __all__ = [
     "CallTally",
     "Judge",
     "JudgeConfigError",
+    "MediaError",
     "Public",
     "Reply",
     "Request",
