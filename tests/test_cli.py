@@ -458,6 +458,36 @@ def test_run_with_a_template_file_sends_that_prompt(tmp_path: Path, judge: FakeJ
     assert scores.tolist() == [1.0, 0.0, 1.0, 0.0]
 
 
+def test_a_config_may_send_only_key_like_variables_unless_the_user_allows_one(
+    tmp_path: Path,
+    judge: FakeJudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _write_data(tmp_path, "csv")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text(encoding="utf-8").replace(
+        "max_retries: 0}", "max_retries: 0, api_key_env: DATABASE_PASSWORD}"
+    )
+    config.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("DATABASE_PASSWORD", "hunter2-db-password")
+
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "'DATABASE_PASSWORD', which does not look like an API key variable" in err
+    assert "--allow-env DATABASE_PASSWORD" in err and "hunter2" not in err
+    assert judge.calls == 0  # nothing was sent anywhere
+
+    assert main(["run", str(config), "--allow-env", "DATABASE_PASSWORD"]) == 0
+    assert judge.log[0].headers["authorization"] == "Bearer hunter2-db-password"
+    capsys.readouterr()
+
+    config.write_text(text.replace("DATABASE_PASSWORD", "JUDGE_API_KEY"), encoding="utf-8")
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-key-0001")
+    assert main(["run", str(config)]) == 0  # a key-like name needs no confirmation
+    assert judge.log[-1].headers["authorization"] == "Bearer sk-judge-key-0001"
+
+
 def test_a_rubric_without_descriptors_is_warned_about_in_one_line(
     tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -53,7 +53,17 @@ _EXPORTS: dict[str, str] = {
     "CalibrationView": "widgets",
     "ComparisonView": "widgets",
 }
-_SUBMODULES = {"metrics", "testing", "compat", "templates", "parse", "data", "widgets", "datasets"}
+_SUBMODULES = {
+    "metrics",
+    "testing",
+    "compat",
+    "templates",
+    "parse",
+    "data",
+    "widgets",
+    "datasets",
+    "judges",
+}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__", "load_ipython_extension"])
 
@@ -105,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import compat as compat
     from . import data as data
     from . import datasets as datasets
+    from . import judges as judges
     from . import metrics as metrics
     from . import parse as parse
     from . import templates as templates

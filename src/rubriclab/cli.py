@@ -124,6 +124,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the config's paths (data, rubric, template, output, cache) leave its folder",
     )
+    run.add_argument(
+        "--allow-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let the config send environment variable NAME as the API key although its name "
+        "does not end in _API_KEY, _TOKEN or _KEY (repeatable; only for configs you trust)",
+    )
     _fail_under(run)
 
     report = sub.add_parser(
@@ -270,7 +278,7 @@ def _run(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .run_config import ConfigError, load_config
 
-    config = load_config(args.config, allow_outside=args.allow_outside)
+    config = load_config(args.config, allow_outside=args.allow_outside, allow_env=args.allow_env)
     try:  # building reads the config's other files: name the config they came from
         judge = _run_judge(config, args.judge, args.model)
         metrics = config.build_metrics()
@@ -301,7 +309,7 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
         built: Judge | None = config.build_judge()
         return built
     if spec is None and config.judge is not None:  # --model alone: the config's judge, renamed
-        return _flag_judge(config.judge.spec, model, config.judge, config.base)
+        return _flag_judge(config.judge.spec, model, config.judge, config.base, config.allowed_env)
     if spec is None:
         spec = os.environ.get("RUBRICLAB_JUDGE", "").strip()
         if not spec:
@@ -313,7 +321,11 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
 
 
 def _flag_judge(
-    spec: str, model: str | None, settings: Any = None, base: Path = Path(".")
+    spec: str,
+    model: str | None,
+    settings: Any = None,
+    base: Path = Path("."),
+    allow_env: frozenset[str] = frozenset(),
 ) -> Judge:
     """A judge from ``--judge``/``--model``; its errors speak of flags, not Python arguments."""
     from .judges import Judge
@@ -336,7 +348,9 @@ def _flag_judge(
     try:
         if settings is not None:
             # the config's other settings (concurrency, cache relative to the config ...) stay
-            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(base)
+            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(
+                base, allow_env=allow_env
+            )
             return judge
         return Judge(spec, model=model)
     except ValueError as exc:
@@ -359,7 +373,8 @@ def _as_flags(message: str) -> str:
 
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
-    from .report import report_html
+    from .atomic import atomic_write_text
+    from .report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [result.save(out_dir / "results.jsonl")]
@@ -370,12 +385,9 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     else:
         written.append(result.save(out_dir / "results.parquet"))
     summary = out_dir / "summary.json"
-    summary.write_text(
-        json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
-    )
+    atomic_write_text(summary, json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n")
     written.append(summary)
-    page = out_dir / "report.html"
-    page.write_text(report_html({name: result}, title=f"rubriclab: {name}"), encoding="utf-8")
+    page = write_report_html(out_dir / "report.html", {name: result}, f"rubriclab: {name}")
     written.append(page)
     return written
 
@@ -384,15 +396,14 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
 
 
 def _report(sources: Sequence[str], output: Path, title: str, fail: float | None) -> int:
-    from .report import report_html
+    from .report import write_report_html
     from .result import load_result
 
     results: dict[str, EvalResult] = {}
     for path in _result_files(sources):
         name = _unique(path.parent.name if path.stem == "results" else path.stem, results)
         results[name] = load_result(path)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(report_html(results, title=title), encoding="utf-8")
+    write_report_html(output, results, title)
     for name, result in results.items():
         _print_summary(name, result, sys.stdout)
     print(f"wrote {output}", file=sys.stderr)

@@ -355,8 +355,6 @@ def run_demo(
 
 def write_report(results: dict[str, EvalResult], path: Path) -> Path:
     """A self-contained HTML page with every result's static view (no scripts, no network)."""
-    from .report import report_html
+    from .report import write_report_html
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report_html(results, title="rubriclab demo"), encoding="utf-8")
-    return path
+    return write_report_html(path, results, "rubriclab demo")

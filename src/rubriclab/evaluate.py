@@ -19,6 +19,7 @@ from .generate import generate_for_cases, resolve_judge
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
+from .runner import run_scope
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -45,6 +46,22 @@ async def aevaluate(
     metric's columns filled, in row order; rows are then judged ``chunk_rows`` at a time (by
     default a few times the judge's concurrency) and the result is the same as without it.
     """
+    with run_scope():  # judge.last_run then covers the whole evaluate, re-asks included
+        return await _aevaluate(
+            data, metrics, judge, model, mapping, partition, on_rows, chunk_rows
+        )
+
+
+async def _aevaluate(
+    data: Any,
+    metrics: Sequence[Any],
+    judge: Judge | str | None,
+    model: Judge | str | ModelFn | None,
+    mapping: Mapping[str, str] | None,
+    partition: str | None,
+    on_rows: Callable[[pd.DataFrame], None] | None,
+    chunk_rows: int | None,
+) -> EvalResult:
     if not metrics:
         raise ValueError(
             "evaluate needs at least one metric, e.g. metrics=[rl.metrics.TEXT_QUALITY]"

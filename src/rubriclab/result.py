@@ -17,12 +17,13 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from .atomic import atomic_path, atomic_writer
 from .judges.base import CallTally
 from .rubric import Rubric
 from .scale import format_percent
 from .scoring import PASS_RULE, Summary, summarize
 
-__all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
+__all__ = ["EvalResult", "MetricInfo", "ResultSaveError", "RunStats", "load_result"]
 
 MetricKind = Literal["pointwise", "pairwise", "template", "computation"]
 
@@ -278,8 +279,8 @@ class EvalResult:
         Both load back exactly with :func:`load_result`.
         """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         header = self._header()
+        # written whole or not at all: a failed save leaves the previous file as it was
         if path.suffix == ".parquet":
             try:
                 import pyarrow as pa
@@ -290,15 +291,23 @@ class EvalResult:
                 ) from None
             flat, json_columns = self._flat_table()
             header["json_columns"] = json_columns
-            table = pa.Table.from_pandas(flat, preserve_index=False)
+            try:
+                table = pa.Table.from_pandas(flat, preserve_index=False)
+            except (pa.ArrowException, ValueError, TypeError) as exc:
+                raise _save_error(path, flat, exc) from None
             meta = dict(table.schema.metadata or {})
             meta[b"rubriclab"] = json.dumps(header).encode()
-            pq.write_table(table.replace_schema_metadata(meta), path)
+            with atomic_path(path) as temp:
+                pq.write_table(table.replace_schema_metadata(meta), temp)
         else:
-            with path.open("w", encoding="utf-8") as fh:
+            with atomic_writer(path) as fh:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
                 for record in self.table.to_dict(orient="records"):
-                    fh.write(json.dumps({str(k): _plain(v) for k, v in record.items()}) + "\n")
+                    try:
+                        line = json.dumps({str(k): _plain(v) for k, v in record.items()})
+                    except (TypeError, ValueError) as exc:
+                        raise _save_error(path, self.table, exc) from None
+                    fh.write(line + "\n")
         return path
 
     def _header(self) -> dict[str, Any]:
@@ -428,6 +437,39 @@ def _decode_tagged(frame: pd.DataFrame) -> None:
     for col in frame.columns:
         if frame[col].map(lambda v: isinstance(v, str) and v.startswith(_V1_JSON_TAG)).any():
             frame[col] = frame[col].map(decode)
+
+
+class ResultSaveError(ValueError):
+    """A result cannot be written; the message names the row and column at fault."""
+
+
+def _save_error(path: Path, flat: pd.DataFrame, exc: BaseException) -> ResultSaveError:
+    """The first cell that cannot be written, named by row and column (else the cause)."""
+    for col in flat.columns:
+        for row, value in flat[col].items():
+            problem = _cell_problem(value)
+            if problem:
+                return ResultSaveError(
+                    f"cannot save {path.name}: row {row}, column {col!r}: {problem}"
+                )
+    return ResultSaveError(f"cannot save {path.name}: {type(exc).__name__}: {exc}")
+
+
+def _cell_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return (
+                f"the text holds a lone surrogate ({value[err.start]!r}) at character "
+                f"{err.start}, which UTF-8 cannot store; replace it (e.g. with U+FFFD)"
+            )
+        return None
+    try:
+        json.dumps(_plain(value))
+    except (TypeError, ValueError) as err:
+        return f"a {type(value).__name__} value that cannot be stored ({err})"
+    return None
 
 
 def _plain(value: Any) -> Any:

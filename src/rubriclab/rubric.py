@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .atomic import atomic_write_text
 from .scale import parse_fraction
 from .yaml12 import YamlError, load_yaml
 
@@ -366,7 +367,7 @@ class Rubric(BaseModel):
     def save(self, path: str | Path) -> None:
         path = Path(path)
         text = self.to_json() if path.suffix == ".json" else self.to_yaml()
-        path.write_text(text, encoding="utf-8")
+        atomic_write_text(path, text)  # a failed save keeps the previous file whole
 
     # -- behaviour ---------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Criterion:

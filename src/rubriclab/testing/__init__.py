@@ -10,10 +10,12 @@ from .server import (
     FAULT_KINDS,
     FakeJudgeServer,
     Faults,
+    RateLimit,
     RequestRecord,
     Responder,
     ServerReply,
     default_responder,
+    format_duration,
     main,
 )
 
@@ -21,9 +23,11 @@ __all__ = [
     "FAULT_KINDS",
     "FakeJudgeServer",
     "Faults",
+    "RateLimit",
     "RequestRecord",
     "Responder",
     "ServerReply",
     "default_responder",
+    "format_duration",
     "main",
 ]
