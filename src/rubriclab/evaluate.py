@@ -8,6 +8,7 @@ its error and raw output, and every judge call goes through the engine's cache.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from .generate import generate_for_cases, resolve_judge
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
+from .stream import streams
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -36,8 +38,12 @@ async def aevaluate(
     model: Judge | str | ModelFn | None = None,
     mapping: Mapping[str, str] | None = None,
     partition: str | None = None,
+    output: str | os.PathLike[str] | None = None,
+    chunk_rows: int | None = None,
 ) -> EvalResult:
     """Async form of :func:`evaluate`."""
+    if output is not None or chunk_rows is not None or streams(data):
+        return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
     if not metrics:
         raise ValueError(
             "evaluate needs at least one metric, e.g. metrics=[rl.metrics.TEXT_QUALITY]"
@@ -117,6 +123,8 @@ def evaluate(
     model: Judge | str | ModelFn | None = None,
     mapping: Mapping[str, str] | None = None,
     partition: str | None = None,
+    output: str | os.PathLike[str] | None = None,
+    chunk_rows: int | None = None,
 ) -> EvalResult:
     """Judge every row of ``data`` with every metric and return an :class:`EvalResult`.
 
@@ -124,11 +132,61 @@ def evaluate(
     ``partition`` ("span" or "trace"). ``model`` (a Judge, a spec string or a Python callable
     taking the prompt) first writes the responses. ``judge`` defaults to ``rl.set_judge`` /
     ``RUBRICLAB_JUDGE``.
+
+    With ``output=`` (a ``.parquet`` or ``.jsonl`` path) the run is streamed: ``data`` (also a
+    file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a time (10,000 by
+    default), each finished chunk is saved, memory stays bounded, the same call resumes an
+    interrupted run, and the result reads its table from the file when first asked.
     """
     from .runner import run_sync
 
     return run_sync(
-        aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, partition=partition)
+        aevaluate(
+            data,
+            metrics,
+            judge=judge,
+            model=model,
+            mapping=mapping,
+            partition=partition,
+            output=output,
+            chunk_rows=chunk_rows,
+        )
+    )
+
+
+async def _streamed(
+    data: Any,
+    metrics: Sequence[Any],
+    judge: Judge | str | None,
+    model: Judge | str | ModelFn | None,
+    mapping: Mapping[str, str] | None,
+    partition: str | None,
+    output: str | os.PathLike[str] | None,
+    chunk_rows: int | None,
+) -> EvalResult:
+    """Chunked runs live in ``stream``; without ``output`` the chunks' results join in memory."""
+    from .stream import DEFAULT_CHUNK_ROWS, astream_evaluate, iter_chunks
+
+    if partition is not None or _looks_like_traces(data):
+        raise ValueError("traces cannot be streamed: drop output= / chunk_rows= for traces")
+    rows = chunk_rows or DEFAULT_CHUNK_ROWS
+    if output is not None:
+        return await astream_evaluate(
+            data, metrics, output=output, chunk_rows=rows, judge=judge, model=model, mapping=mapping
+        )
+    parts = [
+        await aevaluate(chunk, metrics, judge=judge, model=model, mapping=mapping)
+        for chunk in iter_chunks(data, rows)
+    ]
+    if not parts:
+        raise ValueError("the data has no rows to evaluate")
+    first = parts[0]
+    stats = RunStats()
+    for part in parts:
+        stats.merge(part.stats)
+    table = pd.concat([p.table for p in parts])
+    return EvalResult(
+        table, first.metrics, judge=first.judge, is_mock=any(p.is_mock for p in parts), stats=stats
     )
 
 

@@ -21,7 +21,7 @@ from .judges.base import CallTally
 from .rubric import Rubric
 from .scoring import Summary, summarize
 
-__all__ = ["EvalResult", "MetricInfo", "RunStats", "load_result"]
+__all__ = ["EvalResult", "FileResult", "MetricInfo", "RunStats", "load_result", "open_result", "plain"]
 
 MetricKind = Literal["pointwise", "pairwise", "template"]
 
@@ -86,6 +86,19 @@ class RunStats:
         self.tokens[metric] = self.tokens.get(metric, 0) + tally.tokens
         prev = self.cost.get(metric, 0.0)
         self.cost[metric] = None if prev is None or tally.cost is None else prev + tally.cost
+
+    def merge(self, other: RunStats) -> None:
+        """Add another run's figures (a streamed run's chunks) to these."""
+        for name, calls in other.calls.items():
+            self.add(
+                name,
+                CallTally(
+                    calls=calls,
+                    cached=other.cached.get(name, 0),
+                    tokens=other.tokens.get(name, 0),
+                    cost=other.cost.get(name, 0.0),
+                ),
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -257,6 +270,10 @@ class EvalResult:
             "columns": list(self.table.columns),
         }
 
+    def flat_table(self) -> pd.DataFrame:
+        """The table as saved: nested values (criteria, raw outputs, rubrics) as JSON text."""
+        return self._flat_table()
+
     def _flat_table(self) -> pd.DataFrame:
         flat = self.table.copy()
         for col in flat.columns:
@@ -307,6 +324,79 @@ def load_result(path: str | Path) -> EvalResult:
     )
 
 
+class FileResult(EvalResult):
+    """A result that lives in a file (a streamed run's output): the table loads on first access,
+    while the summary, row count and metrics come from the file's header without loading it."""
+
+    def __init__(self, path: Path, header: Mapping[str, Any]) -> None:
+        super().__init__(
+            pd.DataFrame(),
+            [MetricInfo.from_dict(m) for m in header.get("metrics", [])],
+            judge=header.get("judge", ""),
+            is_mock=bool(header.get("is_mock", False)),
+            stats=RunStats.from_dict(header.get("stats", {})),
+            meta=header.get("meta", {}),
+        )
+        self.path = path
+        self._table: pd.DataFrame | None = None
+        self._rows = int(header.get("rows", 0))
+        self._summaries = {
+            str(k): Summary.model_validate(v) for k, v in (header.get("summary") or {}).items()
+        }
+        self.stream_fingerprint: str | None = (header.get("stream") or {}).get("fingerprint")
+
+    @property  # type: ignore[override]
+    def table(self) -> pd.DataFrame:
+        if self._table is None:
+            self._table = load_result(self.path).table
+        return self._table
+
+    @table.setter
+    def table(self, value: pd.DataFrame) -> None:
+        self._table = None if isinstance(value, pd.DataFrame) and value.empty else value
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the table has been read into memory."""
+        return self._table is not None
+
+    @property
+    def row_count(self) -> int:
+        return self._rows if self._table is None else len(self._table)
+
+    def metric_summary(self, name: str) -> Summary:
+        if self._table is None and name in self._summaries:
+            self.metric(name)
+            return self._summaries[name]
+        return super().metric_summary(name)
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
+
+
+def open_result(path: str | Path) -> FileResult:
+    """A result file opened without reading its table (see :class:`FileResult`)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no result file at {path}")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        raw_meta = (pq.read_schema(path).metadata or {}).get(b"rubriclab")
+        if raw_meta is None:
+            raise ValueError(f"{path} is a Parquet file but not a rubriclab result")
+        header = json.loads(raw_meta)
+    else:
+        with path.open(encoding="utf-8") as fh:
+            try:
+                header = json.loads(fh.readline())["__rubriclab__"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ValueError(
+                    f"{path} is not a rubriclab result (its first line has no __rubriclab__ header)"
+                ) from None
+    return FileResult(path, header)
+
+
 # -- helpers -----------------------------------------------------------------------------------------
 _JSON_TAG = "\x00json:"
 
@@ -333,6 +423,11 @@ def _from_json_text(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_JSON_TAG):
         return json.loads(value[len(_JSON_TAG) :])
     return value
+
+
+def plain(value: Any) -> Any:
+    """JSON-safe Python values (numpy scalars, NaN -> None, pydantic models -> dicts)."""
+    return _plain(value)
 
 
 def _plain(value: Any) -> Any:

@@ -54,6 +54,8 @@ class Judge:
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         retry_after_cap: float = 60.0,
+        batch: bool = False,
+        batch_poll_interval: float = 5.0,
     ) -> None:
         endpoint = parse_spec(spec, model, api_key)
         config: dict[str, Any] = {
@@ -71,6 +73,8 @@ class Judge:
             "backoff_base": backoff_base,
             "backoff_cap": backoff_cap,
             "retry_after_cap": retry_after_cap,
+            "batch": batch,
+            "batch_poll_interval": batch_poll_interval,
         }
         _check_config(config)
         self._build(endpoint, config, open_cache(cache))
@@ -109,6 +113,7 @@ class Judge:
                 transport=config["transport"],
             )
         self._backend = backend
+        self.batch: bool = bool(config.get("batch"))
         settings = {
             "temperature": self.temperature,
             "seed": self.seed,
@@ -131,6 +136,7 @@ class Judge:
             prices=resolve_prices(config["prices"], endpoint.model),
             local=endpoint.local,
         )
+        self._batcher = _batcher(self._engine, backend, config, cache) if self.batch else None
 
     # -- what it is ----------------------------------------------------------------------
     @property
@@ -203,12 +209,16 @@ class Judge:
     ) -> list[Reply]:
         """Many calls concurrently; replies in input order, failures as replies with errors."""
         batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        if self._batcher is not None:
+            return run_sync(self._batcher.run(batch, progress=progress, desc=desc))
         return run_sync(self._engine.run(batch, progress=progress, desc=desc))
 
     async def amap(
         self, requests: Iterable[RequestLike], progress: bool = True, desc: str = "judging"
     ) -> list[Reply]:
         batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        if self._batcher is not None:
+            return await self._batcher.run(batch, progress=progress, desc=desc)
         return await self._engine.run(batch, progress=progress, desc=desc)
 
     # -- lifetime ------------------------------------------------------------------------
@@ -228,6 +238,26 @@ class Judge:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._build(state["endpoint"], state["config"], state["cache"])
+
+
+def _batcher(
+    engine: Engine, backend: Backend, config: Mapping[str, Any], cache: ResponseCache | None
+) -> Any:
+    """The batch-API runner for ``batch=True`` (HTTP judges with a cache only)."""
+    from .batch import BatchOptions, BatchRunner
+    from .openai import OpenAIBackend
+
+    if not isinstance(backend, OpenAIBackend):
+        raise JudgeConfigError(
+            "batch=True needs an HTTP judge with a batch API (e.g. 'openai:gpt-4o-mini'), "
+            "not the mock"
+        )
+    if cache is None:
+        raise JudgeConfigError(
+            "batch=True keeps batch ids in the cache so a restart re-attaches: use cache=True "
+            "(the default file), a path, or leave cache unset (memory), not cache=False"
+        )
+    return BatchRunner(engine, backend, BatchOptions(poll_interval=config["batch_poll_interval"]))
 
 
 def _messages(messages: Messages | str) -> Messages:
@@ -263,6 +293,11 @@ def _check_config(config: Mapping[str, Any]) -> None:
         value = config[name]
         if not isinstance(value, (int, float)) or value < 0:
             raise JudgeConfigError(f"{name} must be a number >= 0, got {value!r}")
+    poll = config.get("batch_poll_interval", 5.0)
+    if not isinstance(poll, (int, float)) or poll <= 0:
+        raise JudgeConfigError(f"batch_poll_interval must be a positive number, got {poll!r}")
+    if not isinstance(config.get("batch", False), bool):
+        raise JudgeConfigError(f"batch must be True or False, got {config['batch']!r}")
     if config["transport"] not in ("auto", "httpx", "aiohttp"):
         raise JudgeConfigError(
             f"transport must be 'auto', 'httpx' or 'aiohttp', got {config['transport']!r}"
