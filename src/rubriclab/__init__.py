@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "aevaluate": "evaluate",
     "EvalResult": "result",
     "load_result": "result",
+    "open_result": "result",
     "Span": "traces",
     "Trace": "traces",
     "load_traces": "traces",

@@ -154,6 +154,10 @@ class MemoryCache:
     def __len__(self) -> int:
         return len(self._data)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
     def describe(self) -> str:
         return "memory cache of this Judge (kept until the Python process ends)"
 

@@ -353,7 +353,7 @@ class FileResult(EvalResult):
 
     @table.setter
     def table(self, value: pd.DataFrame) -> None:
-        self._table = None if isinstance(value, pd.DataFrame) and value.empty else value
+        self._table = value
 
     @property
     def loaded(self) -> bool:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .cache import MemoryCache
 from .data import DataError, to_frame
 from .result import EvalResult, FileResult, RunStats, open_result, plain
 from .scoring import Summary, wilson_interval
@@ -38,6 +39,7 @@ __all__ = [
     "RunningSummary",
     "astream_evaluate",
     "iter_chunks",
+    "judge_frame",
     "streams",
 ]
 
@@ -220,6 +222,18 @@ def _join(frames: list[pd.DataFrame]) -> pd.DataFrame:
 # -- the run -------------------------------------------------------------------------------------
 
 
+def judge_frame(
+    frame: pd.DataFrame, metrics: Sequence[Any], judge: Judge | str | None, **options: Any
+) -> pd.DataFrame:
+    """One chunk judged by the ordinary ``evaluate`` and flattened as a saved result is (nested
+    fields as JSON text): the unit of work of every executor (Ray's actors, a Spark
+    ``mapInPandas`` function)."""
+    from .evaluate import evaluate
+
+    return evaluate(frame, metrics, judge=judge, **options).flat_table()
+
+
+
 @dataclass
 class _State:
     """What ``{output}.partial/state.json`` holds between chunks."""
@@ -297,19 +311,42 @@ async def astream_evaluate(
     parquet = out.suffix.lower() == ".parquet"
     if parquet:
         _need_pyarrow()
+    run_judge, chunk_cache = _chunk_judge(judge_obj, partial)
     skip = state.chunks * chunk_rows
     for chunk in iter_chunks(source, chunk_rows):
         if chunk.index.start < skip:  # type: ignore[attr-defined]
             continue  # finished before an interruption: already in a chunk file
-        result = await aevaluate(chunk, metrics, judge=judge_obj, **options)
+        result = await aevaluate(chunk, metrics, judge=run_judge, **options)
         _write_chunk(partial, state.chunks, result, parquet)
         _advance(state, result, len(chunk))
         _write_json_atomic(partial / "state.json", state.to_dict())
+        if chunk_cache is not None:
+            chunk_cache.clear()  # saved in the chunk file: the answers are not needed again
+    _CHUNK_CACHES.pop(str(partial.resolve()), None)
     if state.chunks == 0:
+        shutil.rmtree(partial, ignore_errors=True)
         raise DataError("the data has no rows to evaluate")
     _assemble(out, partial, state, parquet)
     shutil.rmtree(partial, ignore_errors=True)
     return open_result(out)
+
+
+#: per unfinished output, the memory cache of its chunk in flight (kept for a re-run in the
+#: same process after Ctrl-C; dropped when the run finishes)
+_CHUNK_CACHES: dict[str, MemoryCache] = {}
+
+
+def _chunk_judge(judge: Judge, partial: Path) -> tuple[Judge, MemoryCache | None]:
+    """A judge whose memory cache holds only the chunk in flight.
+
+    A judge's own memory cache would keep every answer of the run (a million rows do not fit);
+    finished chunks are in their files, so only the unfinished chunk needs its answers kept.
+    A file cache is shared as it is: it is on disk, and other runs may want its answers.
+    """
+    if not isinstance(judge.cache, MemoryCache):
+        return judge, None
+    cache = _CHUNK_CACHES.setdefault(str(partial.resolve()), MemoryCache())
+    return judge.with_cache(cache), cache
 
 
 def _fingerprint(metrics: Sequence[Any], judge: Judge, source: Any, chunk_rows: int) -> str:

@@ -19,13 +19,13 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import httpx
 
-from ..cache import CacheEntry, ResponseCache
+from ..cache import CacheEntry
 from ..pricing import batch_cost_of
 from .base import CallError, ErrorType, Reply, Request
 from .secret import Secret
@@ -40,6 +40,18 @@ MAX_REQUESTS = 50_000
 MAX_BYTES = 200 * 1024 * 1024
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 _ENDPOINT = "/v1/chat/completions"
+
+
+class _Ledger(Protocol):
+    """The cache's batch-job records (``Cache`` and ``MemoryCache`` both keep them)."""
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, CacheEntry]: ...
+
+    def put(self, key: str, entry: CacheEntry) -> None: ...
+
+    def get_batch(self, key: str) -> dict[str, Any] | None: ...
+
+    def put_batch(self, key: str, record: Mapping[str, Any]) -> None: ...
 
 
 class BatchError(RuntimeError):
@@ -95,11 +107,11 @@ class BatchRunner:
         self.base_url = str(backend.endpoint.base_url)
 
     @property
-    def cache(self) -> ResponseCache:
+    def cache(self) -> _Ledger:
         cache = self.engine.cache
         if cache is None or not hasattr(cache, "put_batch"):
             raise BatchError("batch=True needs a cache that can record batch ids")
-        return cache
+        return cast(_Ledger, cache)
 
     # -- the run --------------------------------------------------------------------------
     async def run(
@@ -174,7 +186,7 @@ class BatchRunner:
             "\n".join([self.base_url, self.engine.model, *ids]).encode()
         ).hexdigest()
         cache = self.cache
-        record = cache.get_batch(job_key)  # type: ignore[attr-defined]
+        record = cache.get_batch(job_key)
         if record is not None and record.get("status") not in TERMINAL:
             return _Job(job_key, ids, str(record["batch_id"]), str(record.get("status", "")))
         uploaded = await self._call(
@@ -196,7 +208,7 @@ class BatchRunner:
             },
         )
         batch_id = str(created["id"])
-        cache.put_batch(  # type: ignore[attr-defined]
+        cache.put_batch(
             job_key,
             {
                 "batch_id": batch_id,
@@ -228,9 +240,9 @@ class BatchRunner:
             await asyncio.sleep(wait * (0.9 + 0.2 * rng.random()))
             wait = min(wait * 1.5, self.options.poll_max)
         answers = await self._collect(client, job, batch)
-        record = self.cache.get_batch(job.key) or {}  # type: ignore[attr-defined]
+        record = self.cache.get_batch(job.key) or {}
         record.update(status=job.status, finished=time.time())
-        self.cache.put_batch(job.key, record)  # type: ignore[attr-defined]
+        self.cache.put_batch(job.key, record)
         return answers
 
     async def _collect(

@@ -149,6 +149,12 @@ class Judge:
         return str(getattr(self._backend, "transport", "mock"))
 
     @property
+    def batcher(self) -> Any:
+        """The batch-API runner of a ``batch=True`` judge (its ``options`` hold the limits and
+        poll timing), else None."""
+        return self._batcher
+
+    @property
     def last_run(self) -> RunStats:
         """Calls, cache hits, errors, tokens, cost and wall time of the latest run."""
         return self._engine.last_run
@@ -182,6 +188,12 @@ class Judge:
         endpoint = self._endpoint if model is None else replace(self._endpoint, model=model)
         derived = Judge.__new__(Judge)
         derived._build(endpoint, config, self.cache)
+        return derived
+
+    def with_cache(self, cache: CacheArg) -> Judge:
+        """A judge like this one (same endpoint, key and settings) with another cache."""
+        derived = Judge.__new__(Judge)
+        derived._build(self._endpoint, dict(self._config), open_cache(cache))
         return derived
 
     # -- calls ---------------------------------------------------------------------------
