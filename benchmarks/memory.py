@@ -47,7 +47,9 @@ def write_source(path: Path, rows: int) -> None:
         stop = min(rows, start + 100_000)
         piece = pd.DataFrame(
             {
-                "prompt": [f"Question {i}: what is {i} + {i}? Answer briefly." for i in range(start, stop)],
+                "prompt": [
+                    f"Question {i}: what is {i} + {i}? Answer briefly." for i in range(start, stop)
+                ],
                 "response": [f"It is {2 * i}." for i in range(start, stop)],
             }
         )
@@ -71,7 +73,10 @@ def worker(source: str, rows: int, chunk_rows: int, mode: str, out_dir: str) -> 
     cpu0 = time.process_time()
     if mode == "stream":
         result = rl.evaluate(
-            source, [metric], judge=judge, output=Path(out_dir) / "out.parquet",
+            source,
+            [metric],
+            judge=judge,
+            output=Path(out_dir) / "out.parquet",
             chunk_rows=chunk_rows,
         )
     else:
@@ -108,8 +113,10 @@ def trace(source: str, chunk_rows: int) -> None:
     result = rl.evaluate(frame, [metric], judge=rl.Judge("mock"))
     snapshot = tracemalloc.take_snapshot()
     current, peak = tracemalloc.get_traced_memory()
-    print(f"one chunk of {chunk_rows} rows: traced now {current / 2**20:.1f} MB, "
-          f"peak {peak / 2**20:.1f} MB, result table {len(result.table)} rows")
+    print(
+        f"one chunk of {chunk_rows} rows: traced now {current / 2**20:.1f} MB, "
+        f"peak {peak / 2**20:.1f} MB, result table {len(result.table)} rows"
+    )
     for stat in snapshot.statistics("lineno")[:12]:
         print(f"  {stat.size / 2**20:7.1f} MB  {stat.traceback[0]}")
 
@@ -117,9 +124,7 @@ def trace(source: str, chunk_rows: int) -> None:
 def run(rows: int, chunk_rows: int, mode: str, tmp: Path) -> dict[str, Any]:
     source = tmp / f"source-{rows}.parquet"
     if not source.exists():
-        subprocess.run(
-            [PY, __file__, "--write-source", str(source), str(rows)], check=True
-        )
+        subprocess.run([PY, __file__, "--write-source", str(source), str(rows)], check=True)
     out_dir = Path(tempfile.mkdtemp(dir=tmp))
     proc = subprocess.run(
         [PY, __file__, "--worker", str(source), str(rows), str(chunk_rows), mode, str(out_dir)],
@@ -144,8 +149,10 @@ def main() -> None:
     parser.add_argument("--in-memory", type=int, default=0, help="also time in-memory evaluate")
     parser.add_argument("--trace", action="store_true")
     args = parser.parse_args()
-    print("streamed rl.evaluate(path, 3-criterion rubric, mock judge, output=...parquet); "
-          "timings on a shared, loaded machine")
+    print(
+        "streamed rl.evaluate(path, 3-criterion rubric, mock judge, output=...parquet); "
+        "timings on a shared, loaded machine"
+    )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if args.trace:
@@ -154,13 +161,17 @@ def main() -> None:
             trace(str(source), args.chunk_rows)
         if args.in_memory:
             r = run(args.in_memory, args.chunk_rows, "memory", tmp)
-            print(f"in memory  {r['rows']:>9,} rows: peak RSS {r['peak_rss_mb']:>5} MB, "
-                  f"{r['ms_per_row']:.3f} ms/row wall, {r['cpu_ms_per_row']:.3f} ms/row CPU")
+            print(
+                f"in memory  {r['rows']:>9,} rows: peak RSS {r['peak_rss_mb']:>5} MB, "
+                f"{r['ms_per_row']:.3f} ms/row wall, {r['cpu_ms_per_row']:.3f} ms/row CPU"
+            )
         for rows in args.rows:
             r = run(rows, args.chunk_rows, "stream", tmp)
-            print(f"streamed   {r['rows']:>9,} rows: peak RSS {r['peak_rss_mb']:>5} MB "
-                  f"(after imports {r['import_rss_mb']} MB), {r['ms_per_row']:.3f} ms/row wall, "
-                  f"{r['cpu_ms_per_row']:.3f} ms/row CPU, mean score {r['mean']}")
+            print(
+                f"streamed   {r['rows']:>9,} rows: peak RSS {r['peak_rss_mb']:>5} MB "
+                f"(after imports {r['import_rss_mb']} MB), {r['ms_per_row']:.3f} ms/row wall, "
+                f"{r['cpu_ms_per_row']:.3f} ms/row CPU, mean score {r['mean']}"
+            )
         print("goal: peak RSS < 600 MB, flat in rows; <= 0.27 ms/row")
 
 

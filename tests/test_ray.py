@@ -31,7 +31,11 @@ METRICS = [
     rl.metrics.RubricMetric(rubric=RUBRIC, name="quality"),
     rl.metrics.RubricMetric(rubric=CHECK, name="check"),
 ]
-COLUMNS = [f"{m}/{f}" for m in ("quality", "check") for f in ("score", "verdict", "passed", "criteria", "error")]
+COLUMNS = [
+    f"{m}/{f}"
+    for m in ("quality", "check")
+    for f in ("score", "verdict", "passed", "criteria", "error")
+]
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +91,7 @@ def test_ray_rows_and_summary_equal_a_local_run(local_ray: None, tmp_path: Path)
 
 
 def test_ray_evaluate_takes_only_datasets(local_ray: None) -> None:
-    with pytest.raises(TypeError, match="takes a ray.data.Dataset"):
+    with pytest.raises(TypeError, match=r"takes a ray\.data\.Dataset"):
         rl_ray.evaluate(frame(3), METRICS, judge="mock")
 
 

@@ -197,7 +197,9 @@ def test_row_errors_are_kept_in_the_file_and_the_running_summary(
     fake_judge.responder = answer
     judge = rl.Judge(fake_judge.url, model="m", max_retries=0)
     metric = rl.metrics.RubricMetric(rubric=RUBRIC, name="quality", reask=0)
-    result = rl.evaluate(frame(10), [metric], judge=judge, output=tmp_path / "r.parquet", chunk_rows=3)
+    result = rl.evaluate(
+        frame(10), [metric], judge=judge, output=tmp_path / "r.parquet", chunk_rows=3
+    )
     assert result.summary.loc["quality", "errors"] == 2
     table = result.table
     assert table["quality/error"].notna().sum() == 2
@@ -310,4 +312,6 @@ def test_open_result_reads_only_the_header(tmp_path: Path) -> None:
     assert opened.row_count == 6 and not opened.loaded
     assert opened.summary_metrics["quality/n"] == 6
     assert not opened.loaded
-    assert math.isclose(opened.summary_metrics["quality/mean"], opened.table["quality/score"].mean())
+    assert math.isclose(
+        opened.summary_metrics["quality/mean"], opened.table["quality/score"].mean()
+    )

@@ -10,7 +10,15 @@ from collections.abc import Mapping
 
 from .judges.base import Usage
 
-__all__ = ["BATCH_DISCOUNT", "PRICES", "Price", "PriceTable", "batch_cost_of", "cost_of", "resolve_prices"]
+__all__ = [
+    "BATCH_DISCOUNT",
+    "PRICES",
+    "Price",
+    "PriceTable",
+    "batch_cost_of",
+    "cost_of",
+    "resolve_prices",
+]
 
 Price = tuple[float, float]
 """(USD per 1M prompt tokens, USD per 1M completion tokens)."""

@@ -30,20 +30,16 @@ __all__ = ["evaluate", "summary"]
 def _ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError:
-        raise ImportError(
-            "rubriclab.ray needs Ray Data: pip install 'rubriclab[ray]'"
-        ) from None
+        raise ImportError("rubriclab.ray needs Ray Data: pip install 'rubriclab[ray]'") from None
     return ray
 
 
 class _Evaluator:
     """One per actor: the judge is rebuilt here (its key stays a reference to its env var)."""
 
-    def __init__(
-        self, metrics: Sequence[Any], judge: Judge, options: Mapping[str, Any]
-    ) -> None:
+    def __init__(self, metrics: Sequence[Any], judge: Judge, options: Mapping[str, Any]) -> None:
         self.metrics = list(metrics)
         self.judge = judge
         self.options = dict(options)
@@ -161,5 +157,6 @@ def _indicators(batch: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
         out[f"{name}|tie"] = (score == 0).astype("int64")
         out[f"{name}|loss"] = (score < 0).astype("int64")
         out[f"{name}/score"] = score
-        out[f"{name}/tokens"] = pd.to_numeric(batch.get(f"{name}/tokens", 0)).fillna(0)
+        tokens = batch[f"{name}/tokens"] if f"{name}/tokens" in batch else pd.Series(0, batch.index)
+        out[f"{name}/tokens"] = pd.to_numeric(tokens).fillna(0)
     return out

@@ -21,7 +21,15 @@ from .judges.base import CallTally
 from .rubric import Rubric
 from .scoring import Summary, summarize
 
-__all__ = ["EvalResult", "FileResult", "MetricInfo", "RunStats", "load_result", "open_result", "plain"]
+__all__ = [
+    "EvalResult",
+    "FileResult",
+    "MetricInfo",
+    "RunStats",
+    "load_result",
+    "open_result",
+    "plain",
+]
 
 MetricKind = Literal["pointwise", "pairwise", "template"]
 
@@ -345,7 +353,7 @@ class FileResult(EvalResult):
         }
         self.stream_fingerprint: str | None = (header.get("stream") or {}).get("fingerprint")
 
-    @property  # type: ignore[override]
+    @property
     def table(self) -> pd.DataFrame:
         if self._table is None:
             self._table = load_result(self.path).table

@@ -233,7 +233,6 @@ def judge_frame(
     return evaluate(frame, metrics, judge=judge, **options).flat_table()
 
 
-
 @dataclass
 class _State:
     """What ``{output}.partial/state.json`` holds between chunks."""
@@ -358,7 +357,7 @@ def _fingerprint(metrics: Sequence[Any], judge: Judge, source: Any, chunk_rows: 
             {
                 "name": getattr(m, "name", None),
                 "kind": getattr(m, "kind", None),
-                "rubric": rubric.to_dict() if hasattr(rubric, "to_dict") else None,
+                "rubric": rubric.to_dict() if rubric is not None else None,
                 "template": str(getattr(m, "template", "") or ""),
             }
         )

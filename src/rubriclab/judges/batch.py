@@ -181,7 +181,9 @@ class BatchRunner:
         return answers
 
     # -- one job --------------------------------------------------------------------------
-    async def _attach_or_start(self, client: httpx.AsyncClient, ids: list[str], data: bytes) -> _Job:
+    async def _attach_or_start(
+        self, client: httpx.AsyncClient, ids: list[str], data: bytes
+    ) -> _Job:
         job_key = hashlib.sha256(
             "\n".join([self.base_url, self.engine.model, *ids]).encode()
         ).hexdigest()
@@ -279,12 +281,12 @@ class BatchRunner:
         )
         cache = self.cache
         for cid in job.custom_ids:
-            reply = answers.get(cid)
-            if reply is None:
+            got = answers.get(cid)
+            if got is None:
                 answers[cid] = self._failed(CallError(kind, never))
-            elif reply.ok:
-                assert reply.text is not None
-                cache.put(cid, CacheEntry(reply.text, reply.usage, reply.model, reply.finish_reason))
+            elif got.ok:
+                assert got.text is not None
+                cache.put(cid, CacheEntry(got.text, got.usage, got.model, got.finish_reason))
         return {cid: answers[cid] for cid in job.custom_ids}
 
     def _line(self, raw: bytes) -> tuple[str | None, Reply]:
@@ -314,13 +316,13 @@ class BatchRunner:
         body = response.get("body")
         if status != 200:
             detail = body.get("error") if isinstance(body, Mapping) else None
-            message = detail.get("message") if isinstance(detail, Mapping) else None
-            code = status if isinstance(status, int) else None
+            said = detail.get("message") if isinstance(detail, Mapping) else None
+            http = status if isinstance(status, int) else None
             return cid, self._failed(
                 CallError(
-                    _status_kind(code),
-                    self.backend.scrub(str(message or f"HTTP {status}")),
-                    code,
+                    _status_kind(http),
+                    self.backend.scrub(str(said or f"HTTP {status}")),
+                    http,
                     raw=_trim(raw),
                 )
             )

@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cache import CacheArg, ResponseCache, open_cache
 from ..pricing import PricesArg, resolve_prices
@@ -20,6 +20,9 @@ from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerc
 from .mock import MockBackend
 from .secret import protect_headers
 from .specs import Endpoint, parse_spec
+
+if TYPE_CHECKING:
+    from .batch import BatchRunner
 
 __all__ = ["Judge", "get_judge", "set_judge"]
 
@@ -149,7 +152,7 @@ class Judge:
         return str(getattr(self._backend, "transport", "mock"))
 
     @property
-    def batcher(self) -> Any:
+    def batcher(self) -> BatchRunner | None:
         """The batch-API runner of a ``batch=True`` judge (its ``options`` hold the limits and
         poll timing), else None."""
         return self._batcher
@@ -254,7 +257,7 @@ class Judge:
 
 def _batcher(
     engine: Engine, backend: Backend, config: Mapping[str, Any], cache: ResponseCache | None
-) -> Any:
+) -> BatchRunner:
     """The batch-API runner for ``batch=True`` (HTTP judges with a cache only)."""
     from .batch import BatchOptions, BatchRunner
     from .openai import OpenAIBackend

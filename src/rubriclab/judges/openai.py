@@ -23,7 +23,14 @@ from .base import ErrorType, Request, Usage
 from .secret import Secret
 from .specs import Endpoint
 
-__all__ = ["TRANSPORTS", "OpenAIBackend", "chat_body", "default_transport", "parse_chat", "parse_retry_after"]
+__all__ = [
+    "TRANSPORTS",
+    "OpenAIBackend",
+    "chat_body",
+    "default_transport",
+    "parse_chat",
+    "parse_retry_after",
+]
 
 TRANSPORTS = ("auto", "httpx", "aiohttp")
 _RAW_LIMIT = 4000
@@ -287,9 +294,7 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
         )
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        kind: ErrorType = (
-            "empty_response" if isinstance(choices, list) else "malformed_response"
-        )
+        kind: ErrorType = "empty_response" if isinstance(choices, list) else "malformed_response"
         return Failure(
             kind,
             "the endpoint answered with no choices",
@@ -307,9 +312,7 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
         raw_text = backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
         if isinstance(refusal, str) and refusal:
             return Failure("refusal", f"the model refused: {refusal[:200]}", 200, raw_text)
-        return Failure(
-            "empty_response", "the answer had no message content", 200, raw_text, True
-        )
+        return Failure("empty_response", "the answer had no message content", 200, raw_text, True)
     usage = data.get("usage")
     if isinstance(usage, dict):
         p = _count(usage.get("prompt_tokens"))

@@ -181,9 +181,7 @@ class FakeBatchServer:
             return 400, _error(f"file is {len(content)} bytes; the limit is {self.max_bytes}")
         with self._lock:
             self.uploads += 1
-            record = FileRecord(
-                self._new_id("file"), purpose, filename, content, int(self.clock())
-            )
+            record = FileRecord(self._new_id("file"), purpose, filename, content, int(self.clock()))
             self.files[record.id] = record
         return 200, record.to_dict()
 
@@ -336,7 +334,9 @@ class FakeBatchServer:
             "error_file_id": batch.error_file_id,
             "created_at": int(batch.created),
             "expires_at": int(batch.created + (self.expire_after or 86400)),
-            "cancelled_at": int(batch.cancelled) if status == "cancelled" and batch.cancelled else None,
+            "cancelled_at": int(batch.cancelled)
+            if status == "cancelled" and batch.cancelled
+            else None,
             "request_counts": {
                 "total": len(batch.lines),
                 "completed": done - sum(self._failing(line["custom_id"]) for line in ran),
