@@ -315,3 +315,40 @@ def test_open_result_reads_only_the_header(tmp_path: Path) -> None:
     assert math.isclose(
         opened.summary_metrics["quality/mean"], opened.table["quality/score"].mean()
     )
+
+
+def test_displaying_a_big_file_result_does_not_load_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rubriclab.result as result_module
+
+    out = tmp_path / "r.parquet"
+    rl.evaluate(frame(6), [METRIC], judge="mock", output=out, chunk_rows=4)
+    monkeypatch.setattr(result_module, "DISPLAY_LOAD_MAX_ROWS", 5)
+    opened = open_result(out)
+    bundle = opened._repr_mimebundle_()
+    assert not opened.loaded
+    assert "result.table loads them" in bundle["text/plain"]
+    assert bundle["text/html"].startswith("<pre>") and "<script" not in bundle["text/html"]
+
+
+def test_cli_run_streams_into_results_jsonl(tmp_path: Path) -> None:
+    from rubriclab.cli import main
+
+    frame(7).to_csv(tmp_path / "answers.csv", index=False)
+    (tmp_path / "rubric.yaml").write_text(RUBRIC.to_yaml(), encoding="utf-8")
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "data: answers.csv\njudge: mock\nmetrics:\n  - name: quality\n    rubric: rubric.yaml\n"
+        "output: out\n",
+        encoding="utf-8",
+    )
+    assert main(["run", str(config)]) == 0
+    out = tmp_path / "out"
+    assert not (out / "results.jsonl.partial").exists()
+    saved = load_result(out / "results.jsonl")
+    assert saved.row_count == 7 and saved.meta["config"] == str(config)
+    # a second run is a fresh run (it replaces the results), not a no-op
+    stamp = (out / "results.jsonl").stat().st_mtime_ns
+    assert main(["run", str(config)]) == 0
+    assert (out / "results.jsonl").stat().st_mtime_ns != stamp

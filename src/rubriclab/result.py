@@ -8,6 +8,7 @@ editing or filtering the table and re-summarising never disagrees with what is s
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,6 +37,8 @@ MetricKind = Literal["pointwise", "pairwise", "template"]
 #: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
 _NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
 _FORMAT_VERSION = 1
+#: a file-backed result with more rows shows its summary, not its table, when displayed
+DISPLAY_LOAD_MAX_ROWS = 100_000
 #: the summary columns shown in text form, in reading order
 _SUMMARY_COLUMNS = (
     "n",
@@ -380,6 +383,16 @@ class FileResult(EvalResult):
 
     def __repr__(self) -> str:
         return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        if self._table is not None or self._rows <= DISPLAY_LOAD_MAX_ROWS:
+            return super()._repr_mimebundle_(include, exclude)
+        # a streamed run of millions of rows: showing it must not load it
+        text = (
+            f"{self.summary_text(self.path.name)}\n"
+            f"(the {self._rows} rows stay in {str(self.path)!r}; result.table loads them)"
+        )
+        return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
 
 
 def open_result(path: str | Path) -> FileResult:
