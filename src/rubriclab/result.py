@@ -433,7 +433,10 @@ def _is_container(value: Any) -> bool:
 def _to_json_text(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return _JSON_TAG + json.dumps(_plain(value))
+    try:  # plain JSON already (the usual case): the C encoder, no walk through the value
+        return _JSON_TAG + json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):  # numpy scalars, rubrics, NaN inside: made plain first
+        return _JSON_TAG + json.dumps(_plain(value))
 
 
 def _looks_like_json_container(value: Any) -> bool:

@@ -428,10 +428,13 @@ def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> No
         _fsync(tmp)
     else:
         with tmp.open("w", encoding="utf-8") as fh:
-            columns = [str(c) for c in flat.columns]
-            for row in flat.itertuples(index=False, name=None):
-                record = {c: plain(v) for c, v in zip(columns, row, strict=True)}
-                fh.write(json.dumps(record) + "\n")
+            flat.columns = [str(c) for c in flat.columns]
+            for record in flat.to_dict(orient="records"):  # native Python values
+                try:
+                    line = json.dumps(record, allow_nan=False)
+                except (TypeError, ValueError):  # numpy scalars, NaN: made plain first
+                    line = json.dumps({c: plain(v) for c, v in record.items()})
+                fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, path)

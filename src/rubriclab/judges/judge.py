@@ -166,9 +166,10 @@ class Judge:
         """One line for logs and result metadata; never contains the key."""
         t = "default" if self.temperature is None else f"{self.temperature:g}"
         cache = self.cache.describe() if self.cache is not None else "no cache"
+        batch = "; runs through the batch API" if self.batch else ""
         return (
             f"{self._backend.describe()}; temperature {t}, concurrency {self.max_concurrency}, "
-            f"timeout {self.timeout:g}s, retries {self.max_retries}, {cache}"
+            f"timeout {self.timeout:g}s, retries {self.max_retries}, {cache}{batch}"
         )
 
     def __repr__(self) -> str:
