@@ -274,3 +274,34 @@ def test_a_rejected_key_is_a_clear_error_without_the_key(
     with pytest.raises(BatchError, match="HTTP 401") as info:
         j.map(PROMPTS[:1], progress=False)
     assert "sk-wrong-secret" not in str(info.value)
+
+
+def test_a_recorded_job_the_provider_no_longer_knows_is_started_again(
+    server: FakeBatchServer, clock: ManualClock, tmp_path: Path
+) -> None:
+    j = judge(server, tmp_path)
+    thread, out = run_in_thread(lambda: j.map(PROMPTS[:2], progress=False))
+    assert server.wait_for_polls(1)
+    clock.advance(61)
+    thread.join(60)
+    # the job is forgotten by the provider, and its answers are not in this new cache
+    (record,) = [j.cache.get_batch(k) for k in _job_keys(tmp_path / "cache.sqlite3")]
+    fresh = tmp_path / "fresh.sqlite3"
+    other = judge(server, tmp_path, cache=fresh)
+    other.cache.put_batch(
+        _job_keys(tmp_path / "cache.sqlite3")[0], {**record, "status": "in_progress"}
+    )
+    server.batches.clear()
+    thread, out = run_in_thread(lambda: other.map(PROMPTS[:2], progress=False))
+    assert server.wait_for_polls(server.polls + 1)
+    clock.advance(61)
+    thread.join(60)
+    assert all(r.ok for r in out["value"])
+    assert len(server.batches) == 1 and server.uploads == 2
+
+
+def _job_keys(path: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return [row[0] for row in conn.execute("SELECT key FROM batch_jobs")]

@@ -57,6 +57,10 @@ class _Ledger(Protocol):
 class BatchError(RuntimeError):
     """A batch job could not be started or read at all (not one row's failure)."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
 
 @dataclass(frozen=True)
 class BatchOptions:
@@ -190,7 +194,15 @@ class BatchRunner:
         cache = self.cache
         record = cache.get_batch(job_key)
         if record is not None and record.get("status") not in TERMINAL:
-            return _Job(job_key, ids, str(record["batch_id"]), str(record.get("status", "")))
+            batch_id = str(record["batch_id"])
+            try:  # the provider still knows the job: follow it instead of paying again
+                await self._call(client, "GET", f"/batches/{batch_id}")
+            except BatchError as exc:
+                if exc.status != 404:
+                    raise
+            else:
+                return _Job(job_key, ids, batch_id, str(record.get("status", "")))
+            # 404: the job is gone (deleted, another account); start a new one
         uploaded = await self._call(
             client,
             "POST",
@@ -230,7 +242,14 @@ class BatchRunner:
         wait = self.options.poll_interval
         rng = random.Random()
         while True:
-            batch = await self._call(client, "GET", f"/batches/{job.batch_id}")
+            try:
+                batch = await self._call(client, "GET", f"/batches/{job.batch_id}")
+            except BatchError as exc:
+                raise BatchError(
+                    f"{exc} (batch {job.batch_id} stays recorded in the cache: run the same "
+                    "call again to re-attach to it without paying twice)",
+                    exc.status,
+                ) from None
             job.status = str(batch.get("status"))
             counts = batch.get("request_counts") or {}
             job.done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
@@ -397,7 +416,8 @@ class BatchRunner:
                 continue
             detail = self.backend.scrub(response.text[:300])
             raise BatchError(
-                f"{method} {self.base_url}{path}: HTTP {response.status_code}: {detail}"
+                f"{method} {self.base_url}{path}: HTTP {response.status_code}: {detail}",
+                response.status_code,
             )
         raise BatchError(f"{method} {self.base_url}{path}: no answer")  # pragma: no cover
 
