@@ -34,7 +34,9 @@ class Judge:
     ``Judge("ollama:qwen2.5:7b")``, ``Judge("http://127.0.0.1:8000/v1", model="m")``,
     ``Judge("mock")``. ``cache``: None keeps answers in memory for this judge (an interrupted
     cell resumes on re-run), True uses the default cache file, a path uses that file, False
-    turns caching off.
+    turns caching off. ``batch=True`` sends ``map``/``amap`` runs (so ``evaluate``) through the
+    provider's batch API (``/v1/files`` + ``/v1/batches``: half price, no rate limits, answers
+    within the completion window); job ids go to the cache, so a restarted run re-attaches.
     """
 
     def __init__(
