@@ -9,11 +9,13 @@ step() { printf '\n==> %s\n' "$*"; }
 # Debian's chromium drives the browser tests (never `playwright install`: its downloads fail here).
 if ! command -v chromium >/dev/null 2>&1; then
   step "installing Debian's chromium"
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
-  else
-    sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
-  fi
+  # another apt (unattended upgrades, provisioning) may hold the dpkg lock: wait, bounded
+  as_root=()
+  [ "$(id -u)" = 0 ] || as_root=(sudo)
+  "${as_root[@]}" python3 scripts/wait_for_apt_lock.py --timeout 600
+  apt_opts=(-qq -o DPkg::Lock::Timeout=600)
+  "${as_root[@]}" apt-get "${apt_opts[@]}" update
+  "${as_root[@]}" apt-get "${apt_opts[@]}" install -y chromium >/dev/null
 fi
 
 step "python environment (.venv) with the test extra"

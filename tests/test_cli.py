@@ -166,7 +166,7 @@ def test_run_judge_flag_overrides_the_config(
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda t: t + "metric: oops\n", "unknown key 'metric' at metric"),
+        (lambda t: t + "metric: oops\n", "unknown key 'metric' (did you mean 'metrics'?)"),
         (lambda t: t.replace("rubric: support.yaml", "rubrik: support.yaml"), "'rubrik'"),
         (lambda t: t.replace("data: replies.csv", "data: nowhere.csv"), "no file at"),
         (lambda t: t.replace("rubric: support.yaml", "use: no_such_metric"), "no predefined"),
@@ -186,6 +186,158 @@ def test_bad_config_is_one_line_and_exit_code_2(
     assert message in err
     assert "Traceback" not in err
     assert judge.requests == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t.replace("rubric: support.yaml", "rubric: nowhere.yaml"),
+            "eval.yaml: metrics[0].rubric: no file at",
+        ),
+        (
+            lambda t: t.replace("name: support", "name: support\n    samples: two"),
+            "metrics[0].samples: expected a whole number, got 'two'",
+        ),
+        (
+            lambda t: t.replace("max_retries: 0", "max_retris: 0"),
+            "unknown key 'max_retris' at judge.max_retris (did you mean 'max_retries'?)",
+        ),
+        (lambda t: t + "title: [1, 2]\n", "title: expected text, got a list"),
+        (
+            lambda t: t.replace("rubric: support.yaml", "use: text_qualty"),
+            "(did you mean 'text_quality'?)",
+        ),
+        (
+            lambda t: t.replace(
+                "rubric: support.yaml", "rubric: {criteria: [{name: a, weight: heavy}]}"
+            ),
+            "metrics[0].rubric.criteria[0].weight: expected a number, got 'heavy'",
+        ),
+        (lambda t: t.replace(", model: judge-model", ""), "add judge.model"),
+    ],
+)
+def test_config_errors_speak_yaml_keys_once_without_pydantic_text(
+    tmp_path: Path,
+    judge: FakeJudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    edit: Any,
+    message: str,
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    config.write_text(edit(config.read_text()))
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err, err
+    assert len(err.splitlines()) == 1
+    assert "pydantic" not in err and "Input should" not in err and "Value error" not in err
+    assert err.count("metrics[0]") <= 1  # never "metrics[0].rubric: metrics[0].rubric: ..."
+
+
+def test_a_misspelled_key_in_a_rubric_file_names_the_file_and_the_key(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    (tmp_path / "support.yaml").write_text(
+        "name: s\ncriteria:\n  - name: a\n    weigth: 2\n    levels: 3\n", encoding="utf-8"
+    )
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "metrics[0].rubric (support.yaml): unknown key 'weigth' at criteria[0].weigth" in err
+    assert "(did you mean 'weight'?)" in err and "errors.pydantic.dev" not in err
+
+
+def test_judge_url_and_model_flags_reach_any_openai_compatible_server(
+    tmp_path: Path, judge: FakeJudgeServer
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, "mock")
+    argv = ["run", str(config), "--judge", judge.url, "--model", "served-model"]
+    assert main(argv) == 0
+    assert {r["model"] for r in judge.requests} == {"served-model"}
+    assert not rl.load_result(tmp_path / "out" / "results.jsonl").is_mock
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--judge", "http://127.0.0.1:9/v1"], "--judge http://127.0.0.1:9/v1 needs --model NAME"),
+        (["--judge", "nonsense"], "with --model NAME"),
+        (["--judge", "openai", "--model", "gpt-4o-mini"], "or use --judge mock to run offline"),
+    ],
+)
+def test_judge_flag_errors_speak_flags(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("RUBRICLAB_MODEL", raising=False)
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, "mock")
+    assert main(["run", str(config), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "model='" not in err and "api_key=" not in err and "Judge(" not in err
+
+
+def test_rubriclab_judge_env_var_takes_a_url_with_rubriclab_model(
+    tmp_path: Path, judge: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, "mock")
+    config.write_text(
+        "\n".join(line for line in config.read_text().splitlines() if not line.startswith("judge"))
+    )
+    monkeypatch.setenv("RUBRICLAB_JUDGE", judge.url)
+    monkeypatch.delenv("RUBRICLAB_MODEL", raising=False)
+    rl.set_judge(None)
+    with pytest.raises(ValueError, match="also set RUBRICLAB_MODEL"):
+        rl.get_judge()
+    monkeypatch.setenv("RUBRICLAB_MODEL", "env-model")
+    assert main(["run", str(config)]) == 0
+    assert {r["model"] for r in judge.requests} == {"env-model"}
+    # --judge URL without --model reads RUBRICLAB_MODEL too
+    judge.requests.clear()
+    assert main(["run", str(config), "--judge", judge.url, "-o", str(tmp_path / "b")]) == 0
+    assert {r["model"] for r in judge.requests} == {"env-model"}
+
+
+def test_junit_xml_has_a_case_per_row_and_metric_with_failures_and_errors(
+    tmp_path: Path, judge: FakeJudgeServer
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    # rows 1 and 3 never mention a refund: accuracy level 1 fails the critical criterion
+    base = judge_scripts.realistic
+
+    def responder(body: dict[str, Any]) -> Any:
+        text = json.dumps(body["messages"])
+        if "Damaged kettle" in text:
+            return "I cannot answer \x00\x07 <script>alert(1)</script>"  # unreadable: a row error
+        return base(body)
+
+    judge.responder = responder
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    out = tmp_path / "junit.xml"
+    assert main(["run", str(config), "--junit", str(out)]) == 0
+    root = ET.parse(out).getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "replies/support"
+    cases = suite.findall("testcase")
+    assert len(cases) == 4 and suite.get("tests") == "4"
+    assert cases[0].get("name") == "row 0: Can I get my money back?"
+    outcome = [
+        "failure"
+        if c.find("failure") is not None
+        else "error"
+        if c.find("error") is not None
+        else "pass"
+        for c in cases
+    ]
+    assert outcome == ["pass", "failure", "pass", "error"]
+    assert suite.get("failures") == "1" and suite.get("errors") == "1"
+    assert "accuracy below 2" in cases[1].find("failure").get("message")  # type: ignore[union-attr]
 
 
 def test_missing_column_names_the_column(
@@ -281,3 +433,17 @@ def test_run_with_a_template_file_sends_that_prompt(tmp_path: Path, judge: FakeJ
     assert "accuracy completeness tone conciseness" in first
     scores = rl.load_result(tmp_path / "out" / "results.jsonl").table["support/score"]
     assert scores.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_model_flag_alone_renames_the_configs_model(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    assert main(["run", str(config), "--model", "other-model"]) == 0
+    assert {r["model"] for r in judge.requests} == {"other-model"}
+
+
+def test_demo_takes_a_url_judge_only_with_a_model(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RUBRICLAB_MODEL", raising=False)
+    assert main(["demo", "--judge", "http://127.0.0.1:9/v1", "--no-report"]) == 2
+    assert "needs --model NAME" in capsys.readouterr().err

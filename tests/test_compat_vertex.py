@@ -602,3 +602,276 @@ def test_pairwise_ties_across_samples_round_toward_a_tie() -> None:
     )
     bad = utils.parse_pairwise_rubric_result(["B is better, I think."])
     assert bad["score"] is None and bad["pairwise_choice"] is None and "SxS" in bad["error"]
+
+
+# -- gs:// images, as in the seed's dataset ---------------------------------------------------------
+
+
+def _seed_car_frame(uris: list[str]) -> pd.DataFrame:
+    demo = car_damage_frame().head(len(uris))
+    return pd.DataFrame(
+        {
+            "prompt": demo["prompt"].tolist(),
+            "image": [_file_data(u) for u in uris],
+            "baseline_model_response": demo["baseline_model_response"].tolist(),
+            "response": demo["response"].tolist(),
+        }
+    )
+
+
+@pytest.fixture
+def fake_gcs() -> Iterator[Any]:
+    """A gs:// store served by fsspec's memory file system (what gcsfs plugs into)."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class FakeGCS(MemoryFileSystem):  # type: ignore[misc]
+        protocol = ("gs", "gcs")
+        store: dict[str, Any] = {}  # noqa: RUF012 - fsspec's class-level store
+        pseudo_dirs = [""]  # noqa: RUF012
+
+    from fsspec.registry import _registry  # the live registry: restored below
+
+    before = _registry.get("gs")
+    fsspec.register_implementation("gs", FakeGCS, clobber=True)
+    try:
+        yield FakeGCS()
+    finally:
+        _registry.pop("gs", None)
+        if before is not None:
+            _registry["gs"] = before
+
+
+def test_seed_gs_images_are_read_through_fsspec(session_judge: Any, fake_gcs: Any) -> None:
+    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics
+
+    demo = car_damage_frame().head(2)
+    uris = []
+    for i, path in enumerate(demo["image"]):
+        uri = f"gs://cloud-samples-data/car_assessment/{i}.png"
+        with fake_gcs.open(uri, "wb") as fh:
+            fh.write(Path(path).read_bytes())
+        uris.append(uri)
+    result = EvalTask(
+        dataset=_seed_car_frame(uris),
+        metrics=[PredefinedRubricMetrics.Pairwise.MULTIMODAL_UNDERSTANDING],
+    ).evaluate()
+    assert result.metrics_table[f"{PAIR}/score"].tolist() == [0.5, 0.5]
+    sent = set()
+    for body in session_judge.requests:
+        parts = body["messages"][-1]["content"]
+        sent |= {p["image_url"]["url"] for p in parts if p.get("type") == "image_url"}
+    assert {u.split(",", 1)[0] for u in sent} == {"data:image/png;base64"}
+    assert len(sent) == 2  # each row's own picture, from the store
+
+
+def test_without_fsspec_a_gs_image_is_a_row_error_naming_the_package(
+    session_judge: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics
+
+    monkeypatch.setitem(sys.modules, "fsspec", None)  # as if it were not installed
+    frame = _seed_car_frame(["gs://cloud-samples-data/car_assessment/bumper.jpg"])
+    frame = pd.concat([frame, _seed_car_frame([car_damage_frame()["image"][1]])], ignore_index=True)
+    result = EvalTask(
+        dataset=frame, metrics=[PredefinedRubricMetrics.Pairwise.MULTIMODAL_UNDERSTANDING]
+    ).evaluate()
+    table = result.metrics_table
+    error = str(table.loc[0, f"{PAIR}/error"])
+    assert "gs://" in error and "gcsfs" in error and "rubriclab[remote]" in error
+    assert math.isnan(table.loc[0, f"{PAIR}/score"])
+    assert table.loc[1, f"{PAIR}/score"] == 0.5  # the other row is judged as usual
+    # and the same in rl.evaluate: a row error, never a failed run
+    plain = rl.evaluate(
+        pd.DataFrame(
+            {
+                "prompt": ["What is damaged?", "And here?"],
+                "response": ["The bumper.", "The hood."],
+                "image": ["gs://bucket/bumper.jpg", car_damage_frame()["image"][1]],
+            }
+        ),
+        [rl.metrics.RubricMetric(name="seen", rubric=rl.Rubric.checklist(["Names a part?"]))],
+        judge="mock",
+    )
+    assert "pip install 'rubriclab[remote]'" in str(plain.table.loc[0, "seen/error"])
+    assert pd.isna(plain.table.loc[1, "seen/error"])
+
+
+# -- further behaviour that matches vertexai ------------------------------------------------------
+
+
+def test_a_rating_only_pairwise_answer_scores_as_in_vertexai() -> None:
+    from rubriclab.compat.vertex import utils
+
+    # verdict sections missing or malformed: vertexai reads only the rating, so do we
+    for text in (
+        "Both are fine, B names the damage.\n[[SxS Rating: B > A]]",
+        "[[Response A Answers:]]\nno blocks here\n[[Response B Answers:]]\n"
+        "nothing either\n[[SxS Rating : B>A]]",
+    ):
+        got = utils.parse_pairwise_rubric_result([text])
+        assert got["score"] == 0.5 and got["error"] is None
+        assert got["pairwise_choice"] == utils.CHOICE_SENTENCES[0.5]
+        assert got["candidate_rubric_verdict_pairs"] is None
+    # a full answer among the samples still gives the verdict pairs
+    mixed = utils.parse_pairwise_rubric_result(["[[SxS Rating: B > A]]", _sxs("B > A")])
+    assert mixed["score"] == 0.5 and mixed["candidate_rubric_verdict_pairs"] == "Q?: True"
+    # no rating at all is still an unreadable answer, never a score
+    none = utils.parse_pairwise_rubric_result(["I cannot decide."])
+    assert none["score"] is None and "SxS Rating" in none["error"]
+
+
+def test_a_verdict_block_without_question_is_named_by_its_step_text() -> None:
+    from rubriclab.compat.vertex import utils
+
+    text = (
+        "<question>\nSTEP 1: Does the response name the damaged part?\n"
+        "STEP 2: It says 'bumper'.\nVerdict: [[YES]]\n</question>\n"
+        "<question>\nSTEP 1: Is the estimate in dollars?\nVerdict: [[NO]]\n</question>"
+    )
+    got = utils.parse_pointwise_rubric_result([text])
+    assert got["rubric_verdict_pairs"] == (
+        "Does the response name the damaged part?: True\nIs the estimate in dollars?: False"
+    )
+
+
+def test_rubric_generation_config_takes_a_bare_model_name(session_judge: Any) -> None:
+    from rubriclab.compat.vertex import (
+        PointwiseMetric,
+        RubricBasedMetric,
+        RubricGenerationConfig,
+    )
+
+    config = RubricGenerationConfig(prompt_template=rubric_gen_prompt, model="gemini-2.5-pro")
+    metric = RubricBasedMetric(
+        generation_config=config,
+        critique_metric=PointwiseMetric(metric="tq", metric_prompt_template=rubric_critique_prompt),
+    )
+    frame = pd.DataFrame({"prompt": [SUMMARY_PROMPTS[0]], "response": ["A summary."]})
+    metric.generate_rubrics(frame)
+    generation = [b for b in session_judge.requests if '"questions"' in _text(b)]
+    assert generation and {b["model"] for b in generation} == {"gemini-2.5-pro"}
+
+
+def test_display_explanations_samples_rows_like_vertexai_and_repeatably(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rubriclab.compat.vertex import notebook_utils
+
+    frame = pd.DataFrame(
+        {
+            "prompt": [f"question {i}" for i in range(8)],
+            "response": [f"answer-{i}" for i in range(8)],
+        }
+    )
+    result = rl.evaluate(
+        frame,
+        [rl.metrics.RubricMetric(name="s", rubric=rl.Rubric.checklist(["ok?"]))],
+        judge="mock",
+    )
+
+    def shown(**kwargs: Any) -> list[str]:
+        capsys.readouterr()
+        notebook_utils.display_explanations(result, **kwargs)
+        return sorted(set(re.findall(r"answer-\d", capsys.readouterr().out)))
+
+    expected = sorted(f"answer-{i}" for i in frame.sample(n=3, random_state=7).index)
+    assert shown(num=3, seed=7) == expected == shown(num=3, seed=7)
+    assert expected != ["answer-0", "answer-1", "answer-2"]  # a sample, not the first rows
+    assert len(shown(num=50)) == 8  # more than the rows: every row once
+    with pytest.raises(ValueError, match="greater than 0"):
+        notebook_utils.display_explanations(result, num=0)
+
+
+#: the seed's critique template with a fixed one-question rubric (no generation step)
+SEED_CRITIQUE_FIXED = rubric_critique_prompt.replace("{rubrics}", '1. Does it mention "Answer"?')
+
+
+class _Agent:
+    """A Queryable like a LangChain agent: .query(input=...) -> output and steps."""
+
+    def query(self, *, input: str) -> dict[str, Any]:
+        if "fail" in input:
+            raise RuntimeError("tool backend down")
+        steps = [({"kwargs": {"tool": "lookup", "tool_input": input[:10]}}, "result")]
+        return {"output": f"Answer to: {input}", "intermediate_steps": steps}
+
+
+def test_evaluate_accepts_runnable_qps_and_retry_timeout(session_judge: Any) -> None:
+    import time
+
+    from rubriclab.compat.vertex import EvalTask, PointwiseMetric
+
+    arrivals: list[float] = []
+
+    def timed(body: dict[str, Any]) -> str:
+        arrivals.append(time.monotonic())
+        return vertex_judge(body)
+
+    session_judge.responder = timed
+    metric = PointwiseMetric(metric="plain", metric_prompt_template=SEED_CRITIQUE_FIXED)
+    frame = pd.DataFrame(
+        {"prompt": ["What is 2+2?", "please fail", "Capital of France?", "Largest ocean?"]}
+    )
+    started = time.monotonic()
+    result = EvalTask(dataset=frame, metrics=[metric]).evaluate(
+        runnable=_Agent(), evaluation_service_qps=5, retry_timeout=30
+    )
+    # three calls at 5 per second: the third cannot start before 2/5 s have passed
+    assert len(arrivals) == 3 and arrivals[-1] - started >= 0.4
+    table = result.metrics_table
+    assert table.loc[0, "response"] == "Answer to: What is 2+2?"
+    assert table["failure"].tolist() == [0, 1, 0, 0]
+    assert table.loc[0, "predicted_trajectory"] == [
+        {"tool_name": "lookup", "tool_input": "What is 2+"}
+    ]
+    assert "tool backend down" in str(table.loc[1, "plain/error"])  # a row error, not judged
+    assert not pd.isna(table.loc[2, "plain/score"])
+    # a function runnable works too
+    done = EvalTask(dataset=frame.iloc[[0]], metrics=[metric]).evaluate(
+        runnable=lambda prompt: {"response": prompt.upper()}
+    )
+    assert done.metrics_table.loc[0, "response"] == "WHAT IS 2+2?"
+
+
+def test_retry_timeout_makes_a_slow_call_that_rows_error(session_judge: Any) -> None:
+    from rubriclab.compat.vertex import EvalTask, PointwiseMetric
+
+    session_judge.latency = 5.0  # every answer takes longer than the deadline below
+    metric = PointwiseMetric(metric="plain", metric_prompt_template=SEED_CRITIQUE_FIXED)
+    frame = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
+    table = EvalTask(dataset=frame, metrics=[metric]).evaluate(retry_timeout=0.2).metrics_table
+    assert "retry_timeout=0.2s" in str(table.loc[0, "plain/error"])
+    assert pd.isna(table.loc[0, "plain/score"])
+    with pytest.raises(ValueError, match="evaluation_service_qps"):
+        EvalTask(dataset=frame, metrics=[metric]).evaluate(evaluation_service_qps=0)
+
+
+def test_radar_bar_plots_and_display_runs_draw_our_run_charts(
+    session_judge: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics, notebook_utils
+
+    data = pd.DataFrame(
+        {
+            "prompt": ["Name the Capital of France."] * 2,
+            "response": ["Capital: Paris.", "Paris, the capital."],
+            "rubrics": [['Does the response mention "Paris"?']] * 2,
+        }
+    )
+    task = EvalTask(dataset=data, metrics=[PredefinedRubricMetrics.Pointwise.TEXT_QUALITY])
+    with pytest.raises(ValueError, match="no runs yet"):
+        task.display_runs()
+    first = task.evaluate(experiment_run_name="run-1")
+    second = task.evaluate(experiment_run_name="run-2")
+    capsys.readouterr()
+    task.display_runs()
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(" · ")[0] for line in out] == ["run-1", "run-2"]
+    assert all("rb_text_quality: mean 100.0%" in line for line in out)
+    notebook_utils.display_bar_plot([("a", first), ("b", second)], metric="rb_text_quality")
+    assert capsys.readouterr().out.startswith("a · rb_text_quality: mean 100.0%")
+    notebook_utils.display_radar_plot([("a", first)])
+    assert "a · rb_text_quality" in capsys.readouterr().out

@@ -49,3 +49,51 @@ def test_explanations_for_a_pairwise_metric_are_pairwise_views() -> None:
     assert [v.index for v in views] == [0, 1, 2]
     with pytest.raises(ValueError, match="num must be at least 1"):
         display.explanation_views(pairwise_result(4), num=0)
+
+
+def test_runs_compare_as_an_inline_svg_with_a_text_form() -> None:
+    a, b = pointwise_result(10), pointwise_result(20)
+    bundle = display.runs_mimebundle([("run <b>A</b>", a), ("run B", b)])
+    lines = bundle["text/plain"].splitlines()
+    assert lines[0].startswith("run <b>A</b> · support: mean ") and "% std" in lines[0]
+    html = bundle["text/html"]
+    assert html.count("<rect") == 2 and "run &lt;b&gt;A&lt;/b&gt;" in html and "<b>A" not in html
+    assert "<script" not in html and "100%" in html
+    pair = display.runs_mimebundle([("p", pairwise_result(5))])
+    assert " win" in pair["text/html"] and "win " in pair["text/plain"]
+    with pytest.raises(ValueError, match="at least one"):
+        display.runs_mimebundle([])
+
+
+def test_a_live_run_in_a_kernel_fills_one_table_and_ends_with_the_result(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(display, "_in_kernel", lambda: True)
+    monkeypatch.setattr(display, "LIVE_INTERVAL_S", 0.0)
+    full = pointwise_result(12)
+    seen: list[tuple[int, dict]] = []
+
+    def run(on_rows: object) -> object:
+        for start in range(0, 12, 5):
+            on_rows(full.table.iloc[start : start + 5])  # type: ignore[operator]
+            seen.append((live_view().total, dict(live_view().progress or {})))
+        return full
+
+    views: list[object] = []
+    real = display._LiveRun.__init__
+
+    def capture(self: object, total: object) -> None:
+        real(self, total)  # type: ignore[arg-type]
+        views.append(self.view)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(display._LiveRun, "__init__", capture)
+
+    def live_view() -> object:
+        return views[0]
+
+    assert display.live_evaluate(run, rows=12) is full
+    assert [t for t, _ in seen[:2]] == [5, 10]
+    assert seen[1][1] == {"done": 10, "total": 12, "errors": 1, "state": "running", "message": ""}
+    view = live_view()
+    assert view.total == 12 and view.progress["state"] == "finished" and view.live is None  # type: ignore[attr-defined]
+    assert view.summary[0]["metric"] == "support"  # type: ignore[attr-defined]

@@ -277,3 +277,91 @@ def test_model_generates_responses_first_and_a_failing_model_row_is_kept() -> No
     assert t.loc[0, "response"] == "Answer to hello"
     assert pd.isna(t.loc[0, "q/error"])
     assert "model exploded" in t.loc[1, "q/error"]
+
+
+# -- issue 19: live runs -------------------------------------------------------------------------
+def _half_bad(body: dict[str, Any]) -> str:
+    """YES/YES, except rows whose response says 'bad': an answer that cannot be read."""
+    if "<response>\nbad" in judge_scripts._prompt(body):
+        return "I refuse to answer in JSON."
+    return json.dumps({"verdicts": {q: {"reasoning": "r", "verdict": "YES"} for q in ("q1", "q2")}})
+
+
+def test_on_rows_gets_finished_blocks_in_order_and_the_result_is_unchanged(
+    fake_judge: Any,
+) -> None:
+    fake_judge.responder = _half_bad
+    df = pd.DataFrame(
+        {
+            "prompt": [f"p{i}" for i in range(10)],
+            "response": ["bad" if i % 4 == 1 else f"ok {i}" for i in range(10)],
+        }
+    )
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
+    judge = _judge(fake_judge, cache=False)
+    blocks: list[pd.DataFrame] = []
+    live = rl.evaluate(df, [metric], judge=judge).table  # the plain run, for comparison
+    from rubriclab.evaluate import aevaluate
+    from rubriclab.runner import run_sync
+
+    result = run_sync(aevaluate(df, [metric], judge=judge, on_rows=blocks.append, chunk_rows=4))
+    assert [len(b) for b in blocks] == [4, 4, 2]
+    assert [list(b.index) for b in blocks] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert blocks[0]["chk/score"].notna().sum() == 3 and blocks[0].loc[1, "chk/error"]
+    pd.testing.assert_frame_equal(
+        result.table.drop(columns="chk/latency"), live.drop(columns="chk/latency")
+    )
+    assert result.summary.loc["chk", "errors"] == 3
+    assert result.stats.calls["chk"] == 10 + 3  # each unreadable answer was asked once more
+
+
+def test_display_true_outside_a_notebook_prints_progress_and_returns_the_result(
+    fake_judge: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_judge.responder = _half_bad
+    df = pd.DataFrame({"prompt": ["p"] * 5, "response": ["ok", "bad", "ok", "ok", "ok"]})
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
+    result = rl.evaluate(df, [metric], judge=_judge(fake_judge), display=True)
+    assert len(result.table) == 5 and result.summary.loc["chk", "errors"] == 1
+    from rubriclab.display import last_live_rows
+
+    assert last_live_rows() is result.table
+
+
+def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
+    fake_judge: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rubriclab import display
+
+    fake_judge.responder = _half_bad
+    df = pd.DataFrame({"prompt": [f"p{i}" for i in range(12)], "response": ["ok"] * 12})
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
+    judge = _judge(fake_judge)
+    from rubriclab.evaluate import aevaluate
+    from rubriclab.runner import run_sync
+
+    def run(on_rows: Any) -> Any:
+        def hook(part: pd.DataFrame) -> None:
+            on_rows(part)
+            if len(part) and part.index[-1] == 7:  # Ctrl-C after the second block
+                raise KeyboardInterrupt
+
+        return run_sync(aevaluate(df, [metric], judge=judge, on_rows=hook, chunk_rows=4))
+
+    with pytest.raises(KeyboardInterrupt):
+        display.live_evaluate(run, rows=12)
+    kept = display.last_live_rows()
+    assert list(kept.index) == list(range(8)) and (kept["chk/score"] == 1.0).all()
+    assert "run interrupted; the 8 finished rows stay in the live table" in capsys.readouterr().err
+
+
+def test_live_runs_refuse_what_they_cannot_show() -> None:
+    from rubriclab.evaluate import aevaluate
+    from rubriclab.runner import run_sync
+
+    df = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
+    with pytest.raises(ValueError, match="no live view yet"):
+        rl.evaluate(df, [metric], judge="mock", partition="span", display=True)
+    with pytest.raises(ValueError, match="chunk_rows must be at least 1, got 0"):
+        run_sync(aevaluate(df, [metric], judge="mock", on_rows=lambda part: None, chunk_rows=0))

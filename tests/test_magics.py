@@ -85,8 +85,52 @@ def test_rubric_judge_sets_shows_and_clears_the_session_judge(
     assert "MOCK" in capsys.readouterr().out
     _run(shell, "%rubric_judge none")
     message = _usage_error(shell, "%rubric_judge", capsys)
-    assert "no judge set" in message
-    assert "needs model=" in _usage_error(shell, "%rubric_judge {URL}", capsys)
+    assert "no judge set" in message and "%rubric_judge mock" in message
+    assert "rl.set_judge" not in message and "Judge(" not in message
+    url_message = _usage_error(shell, "%rubric_judge {URL}", capsys)
+    assert "needs --model NAME" in url_message and "model=" not in url_message
+    assert "%rubric_judge {URL} --model NAME" in _usage_error(
+        shell, "%rubric df --judge {URL} --metric text_quality", capsys
+    ).replace(shell.user_ns["URL"], "{URL}")
+
+
+@pytest.mark.parametrize("cell", ["%rubric_judge --help", "%rubric --help", "%%rubric --help\n"])
+def test_help_is_printed_once(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], cell: str
+) -> None:
+    result = shell.run_cell(cell, store_history=False)
+    assert result.error_in_exec is None and result.error_before_exec is None
+    out = capsys.readouterr()
+    assert out.out.count("usage: %") == 1 and "UsageError" not in out.out + out.err
+
+
+@pytest.mark.parametrize("cell", ["%%rubric --help\n", "%%rubric\n", "%%rubric\n\n  \n", "%rubric"])
+def test_the_cell_magic_with_no_body_shows_its_own_help(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], cell: str
+) -> None:
+    shell.run_cell(cell, store_history=False)
+    out = capsys.readouterr()
+    assert "usage: %%rubric" in out.out and "criteria:" in out.out  # the YAML example
+    assert "Did you mean the line magic" not in out.out + out.err
+
+
+def test_an_empty_body_with_a_metric_runs_and_without_one_says_what_to_add(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(shell, "%%rubric df --judge mock --metric text_quality --out res\n")
+    assert shell.user_ns["res"].metric_names == ["text_quality"]
+    message = _usage_error(shell, "%%rubric df --judge mock\n", capsys)
+    assert "write a rubric (YAML) in the cell body, or add --metric NAME" in message
+
+
+def test_a_bad_rubric_cell_names_its_key_not_pydantic(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    message = _usage_error(
+        shell, "%%rubric df --judge mock\ncriteria:\n  - name: a\n    weigth: 2\n", capsys
+    )
+    assert "unknown key 'weigth' at criteria[0].weigth (did you mean 'weight'?)" in message
+    assert "pydantic" not in message
 
 
 def test_a_yaml_rubric_cell_judges_displays_and_stores_the_result(

@@ -123,3 +123,72 @@ def test_demo_report_opens_in_chromium_without_console_errors(tmp_path: Path, pa
     assert page.locator("img").first.evaluate("i => i.naturalWidth") > 0
     assert messages == []
     assert [u for u in requests if not u.startswith("data:")] == [path.as_uri()]
+
+
+def _markdown_result() -> EvalResult:
+    rubric = rl.Rubric.checklist(["Names the damage?"], name=f"dmg {HOSTILE}")
+    table = pd.DataFrame(
+        {
+            "prompt": ["Describe the damage"],
+            "image_description": ["A barn with a torn roof"],
+            "response": [
+                "**Primary Damage:** roof\n\n- shingles gone\n- [photo](javascript:alert(1)) "
+                f"[source](https://example.com/x) ![pic](https://example.com/p.png)\n\n{HOSTILE}"
+            ],
+            "m/score": [0.75],
+            "m/verdict": ["tie"],
+            "m/passed": [True],
+            "m/criteria": [[{"name": f"q1 {HOSTILE}", "label": "YES", "level": 1}]],
+            "m/rationale": ["## Why\nIt names the *roof*."],
+            "m/raw_output": ["{}"],
+            "m/error": [None],
+        }
+    )
+    return EvalResult(table, [MetricInfo("m", "pointwise", rubric)], judge="test judge")
+
+
+def test_charts_are_inline_svg_with_escaped_labels() -> None:
+    page = report_html({"r": _markdown_result(), "h": _hostile_result()})
+    parsed = _parse(page)
+    svgs = [a for t, a in parsed.tags if t == "svg"]
+    assert {s["class"] for s in svgs} >= {"rl-chart rl-hist", "rl-chart rl-crit-chart"}
+    tags = {t for t, _ in parsed.tags}
+    assert not tags & {"script", "foreignobject", "use", "image", "iframe"}
+    assert all(not k.startswith("on") for _, attrs in parsed.tags for k in attrs)
+    text = "".join(parsed.text)
+    assert f"q1 {HOSTILE}" in text  # a criterion name from a judge: a text label in a <title>
+    assert "m: scores (1 scored)" in text and "100%" in text
+
+
+def test_model_text_renders_as_markdown_with_raw_html_as_text() -> None:
+    parsed = _parse(report_html({"r": _markdown_result()}))
+    strong = [t for t, _ in parsed.tags if t == "strong"]
+    assert strong and ("li", {}) in parsed.tags and ("h2", {}) in parsed.tags
+    links = [a for t, a in parsed.tags if t == "a" and a.get("href", "").startswith("http")]
+    assert links == [
+        {"href": "https://example.com/x", "rel": "noopener noreferrer nofollow", "target": "_blank"}
+    ]
+    assert not any(t == "img" for t, _ in parsed.tags)  # ![pic](...) is its alt text
+    text = "".join(parsed.text)
+    assert HOSTILE in text and "[image: pic]" in text and "javascript:" in text
+
+
+def test_prose_columns_get_room_and_metric_columns_stay_narrow() -> None:
+    page = report_html({"r": _markdown_result()})
+    rows = page[page.index('class="rl-rows-static"') :]
+    head = rows[: rows.index("</thead>")]
+    assert head.count("min-width:220px") == 3  # prompt, image_description, response
+    assert (
+        '<div style="font-weight:400; font-size:11px; overflow-wrap:anywhere;">m</div><div>score</div>'
+        in head
+    )
+    assert "white-space:nowrap" in head  # the score column
+
+
+def test_markdown_detection_on_hostile_text() -> None:
+    """Bounded patterns: a wall of brackets is plain text (an unbounded scan would hang here)."""
+    from rubriclab.widgets._markdown import looks_like_markdown, markdown_html
+
+    nasty = "[" * 100_000 + "*" * 50_000 + "`" * 20_000
+    assert not looks_like_markdown(nasty)
+    assert "&lt;script&gt;" in markdown_html("[" * 5_000 + "<script>x</script>")

@@ -459,3 +459,24 @@ def test_many_concurrent_acomplete_calls_share_one_limit() -> None:
         replies = asyncio.run(fan_out())
         assert [r.text is not None for r in replies] == [True] * 40
         assert server.peak_in_flight == 8
+
+
+def test_a_data_error_in_a_plain_script_is_raised_alone(tmp_path: Any) -> None:
+    """No "no running event loop ... During handling of the above exception" noise first."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "judge.py"
+    script.write_text(
+        "import pandas as pd\n"
+        "import rubriclab as rl\n"
+        "rl.evaluate(pd.DataFrame({'prompt': ['p']}), [rl.metrics.TEXT_QUALITY], judge='mock')\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1
+    assert "no 'response' column" in done.stderr
+    assert "During handling of the above exception" not in done.stderr
+    assert "no running event loop" not in done.stderr

@@ -146,6 +146,8 @@ def test_config_schema_is_the_seed_contract_plus_name() -> None:
     assert schema["title"] == "CustomJudgeRubricConfig"
     props = dict(schema["properties"])
     name = props.pop("name")
+    timeout = props.pop("render_timeout")  # ours: the sandbox's time budget per render
+    assert timeout["default"] == 2.0 and timeout["type"] == "number"
     assert props == SEED_PROPERTIES
     assert name["default"] == "custom_judge_rubric" and name["type"] == "string"
     # every property defaulted: a default config can be derived from the schema alone
@@ -176,6 +178,8 @@ def test_unknown_keys_are_errors_naming_the_key(key: str, hint: str) -> None:
         ({"expected_variables": ["input_span", "input_trace"]}, "exactly one variable"),
         ({"expected_variables": []}, "exactly one variable"),
         ({"name": "a/b"}, "contain no '/'"),
+        ({"render_timeout": 0}, "render_timeout"),
+        ({"render_timeout": True}, "expected a number"),
         ({"judge_temperature": 2.5}, "between 0 and 2"),
         ({"timeout_seconds": 0}, "positive number"),
         ({"concurrency_limit": 0}, "at least 1"),
@@ -359,7 +363,17 @@ SANDBOX_CASES = [
     ("{{ range(10 ** 9) | list }}", "range() of 1,000,000,000 items is over the limit"),
     ("{{ 'x' * 10 ** 9 }}", "'*' would build a string of about 1,000,000,000 characters"),
     ("{% for i in range(9999) %}{% for j in range(9999) %}{% endfor %}{% endfor %}", "steps"),
-    ("{{ input_span.parse_file('/etc/passwd') }}", "is not safely callable"),
+    ("{{ input_span.parse_file('/etc/passwd') }}", "access to attribute 'parse_file'"),
+    # the process-ending one: pydantic-core aborted on a huge indent; the method is unreachable
+    ("{{ input_span.model_dump_json(indent=10**9) }}", "access to attribute 'model_dump_json'"),
+    ("{{ input_span.parse_raw('x', allow_pickle=True) }}", "access to attribute 'parse_raw'"),
+    ("{{ input_span.status.model_dump_json(indent=10**9) }}", "'model_dump_json'"),
+    ("{{ (['a' * 1999999] * 99999) | join }}", "would build"),
+    ("{{ ['a' * 1999999] * 99999 }}", "would build"),
+    (
+        "{% for i in range(10000) %}{{ range(10000) | list | sort | length }}{% endfor %}",
+        "time budget",
+    ),
 ]
 
 
@@ -369,7 +383,10 @@ def test_sandbox_refusals_land_on_rows_and_never_stop_the_run(
     fake_judge: FakeJudgeServer, source: str, fragment: str
 ) -> None:
     fake_judge.responder = lambda body: _answer(0.6)
-    hostile = TemplateMetric(name="hostile", prompt_template=source)
+    # the time-budget case gets a short budget; the others a long one, so that the check each
+    # is about is the one that stops it even on a busy machine
+    budget = 0.5 if fragment == "time budget" else 60.0
+    hostile = TemplateMetric(name="hostile", prompt_template=source, render_timeout=budget)
     honest = TemplateMetric(name="honest", prompt_template="Step {{ input_span.name }}")
     result = rl.evaluate(
         example_trace(), metrics=[hostile, honest], judge=_judge(fake_judge), partition="span"

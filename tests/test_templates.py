@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import resource
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from rubriclab.templates import (
     render,
     tojson,
 )
+from rubriclab.traces import example_trace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prompts"
 
@@ -86,11 +88,53 @@ def refused(source: str, variables: dict[str, Any] | None = None) -> TemplateSec
 
 
 def test_seed_worked_example_reads_the_final_answer_of_a_trace() -> None:
+    trace = example_trace()
     out = render(
         "Final answer: {{ input_trace.roots()[0].output_messages[-1].text }}",
-        {"input_trace": make_trace()},
+        {"input_trace": trace},
     )
-    assert out == "Final answer: Revenue grew 12% in Q3."
+    assert out == "Final answer: " + trace.roots()[0].output_messages[-1].text
+    assert len(out) > len("Final answer: ") + 10
+
+
+def test_methods_of_objects_rubriclab_does_not_declare_safe_are_refused() -> None:
+    # a user's own dataclass: its fields read fine, its methods are not on the allowlist
+    assert render("{{ t.trace_id }}", {"t": make_trace()}) == "t1"
+    err = refused("{{ t.roots() }}", {"t": make_trace()})
+    assert "attribute 'roots' of 'Trace' object is unsafe" in str(err)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ s.model_dump_json(indent=10**9) }}",
+        "{{ s.model_dump() }}",
+        "{{ s.parse_raw('x') }}",
+        "{{ s.parse_file('/etc/hostname') }}",
+        "{{ s.model_copy() }}",
+        "{{ s.model_fields }}",
+        "{{ s.copy() }}",
+        "{{ s.json() }}",
+        "{{ s | map(attribute='model_dump_json') | list }}",
+    ],
+)
+def test_pydantic_methods_are_unreachable(source: str) -> None:
+    err = refused(source.replace("{{ s |", "{{ [s] |"), {"s": make_trace().spans[0]})
+    assert "is unsafe" in str(err)
+
+
+def test_rubric_models_read_as_data() -> None:
+    from rubriclab import Rubric
+
+    rubric = Rubric.checklist(["Is it short?", "Is it polite?"])
+    source = (
+        "{{ rubric.is_checklist }} {% for c in criteria %}{{ c.name }}={{ c.question }}"
+        "({{ c.levels | length }}) {% endfor %}{{ rubric.names | join(',') }}"
+    )
+    out = render(source, {"rubric": rubric, "criteria": rubric.criteria})
+    assert out.startswith("True q1=Is it short?")
+    for name in ("from_yaml", "save", "to_yaml", "score", "model_dump_json"):
+        assert "is unsafe" in str(refused("{{ rubric." + name + " }}", {"rubric": rubric}))
 
 
 def test_attribute_access_loops_and_allowed_filters_work_on_models() -> None:
@@ -349,7 +393,9 @@ def test_deep_macro_recursion_is_refused_with_a_clear_error() -> None:
 
 def test_nested_loops_are_stopped_by_the_step_budget() -> None:
     source = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}"
-    assert "loops ran more than 1,000,000 steps" in str(refused(source))
+    # a generous time budget, so that the step budget is what stops it even on a busy machine
+    with pytest.raises(TemplateSecurityError, match="loops ran more than 1,000,000 steps"):
+        render(source, {}, render_timeout=120)
 
 
 def test_reasonable_recursion_and_loops_still_work() -> None:
@@ -469,3 +515,65 @@ def test_format_braces_values_are_inserted_verbatim_not_reformatted() -> None:
 def test_format_braces_refuses_over_long_prompts() -> None:
     with pytest.raises(PromptTooLong):
         format_braces("{a}", {"a": "x" * 2000}, max_prompt_chars=1000)
+
+
+# --- the time budget per render -----------------------------------------------------------
+
+
+def test_a_render_past_its_time_budget_is_refused_and_the_budget_is_configurable() -> None:
+    slow = "{% for i in range(10000) %}{{ range(10000) | list | sort | length }}{% endfor %}"
+    start = time.perf_counter()
+    with pytest.raises(TemplateSecurityError, match=r"time budget of 0\.2 s \(render_timeout\)"):
+        render(slow, {}, render_timeout=0.2)
+    assert time.perf_counter() - start < 1.5
+    assert render("{{ range(3) | list | sort | length }}", {}, render_timeout=0.2) == "3"
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "2", 601, float("nan")])
+def test_render_timeout_must_be_a_sensible_number_of_seconds(bad: Any) -> None:
+    with pytest.raises(ValueError, match="render_timeout"):
+        render("x", {}, render_timeout=bad)
+
+
+def test_output_of_macros_and_blocks_is_bounded() -> None:
+    source = "{% macro m() %}{% for i in range(100) %}{{ big }}{% endfor %}{% endmacro %}{{ m() }}"
+    assert "a macro's or block's output" in str(refused(source, {"big": "x" * 100_000}))
+
+
+def test_oversized_and_overdense_templates_are_refused_before_compiling() -> None:
+    with pytest.raises(TemplateSecurityError, match="at most 100,000"):
+        Template("x" * 100_001)
+    with pytest.raises(TemplateSecurityError, match=re.escape("inside {{ }} and {% %} tags")):
+        Template("{{ x }}" * 4000)
+    assert Template("text " * 19_000 + "{{ x }}").render({"x": 1}).endswith("text 1")
+
+
+def test_data_row_values_bind_as_plain_data() -> None:
+    import numpy as np
+    import pandas as pd
+
+    row = {
+        "tags": np.array(["a", "b"]),  # a parquet list column arrives as an array
+        "n": np.int64(3),
+        "x": np.float64(1.5),
+        "when": pd.Timestamp("2025-01-01"),
+        "blob": b"\x00\x01",
+    }
+    out = render("{{ tags | join(',') }} {{ n + 1 }} {{ x * 2 }} {{ when }} {{ blob }}", row)
+    assert out == "a,b 4 3.0 2025-01-01 00:00:00 <2 bytes>"
+    assert render("{{ when.isoformat() }} {{ when.year }}", row) == "2025-01-01T00:00:00 2025"
+    assert "is unsafe" in str(refused("{{ when.strftime('%Y') }}", row))
+    assert "is unsafe" in str(refused("{{ n.to_bytes(5000000000, 'big') }}", row))
+
+
+def test_round_precision_is_bounded() -> None:
+    assert render("{{ 3.14159 | round(2) }} {{ 1234 | round(-2) }}", {}) == "3.14 1200"
+    with pytest.raises(TemplateError, match="round precision must be between -30 and 30"):
+        render("{{ 5 | round(-100000000) }}", {})
+
+
+def test_sum_adds_every_number_even_ones_equal_to_start() -> None:
+    # small ints are shared objects: a sum that skipped items identical to `start` gave 5 here
+    assert render("{{ [5, 5] | sum(start=5) }} {{ [0, 2] | sum }}", {}) == "15 2"
+    with pytest.raises(TemplateError, match="sum adds numbers"):
+        render("{{ [[1]] | sum(start=[]) }}", {})

@@ -86,3 +86,44 @@ def test_static_forms() -> None:
     assert "rl-calibration-static" in bundle["text/html"]
     with pytest.raises(ValueError, match=r"needs rl\.pairwise_agreement"):
         CalibrationView()
+
+
+def test_a_cells_comparisons_come_a_page_at_a_time_with_their_texts() -> None:
+    n = 20
+    judge = pd.DataFrame(
+        {
+            "question_id": list(range(n)),
+            "model_a": ["x"] * n,
+            "model_b": ["y"] * n,
+            "winner": ["model_a"] * n,
+            "judgment": [f"A is better because {i}" for i in range(n)],
+        }
+    )
+    human = pd.DataFrame(
+        {
+            "question_id": list(range(n)),
+            "model_a": ["x"] * n,
+            "model_b": ["y"] * n,
+            "winner": ["model_a"] * n,
+            "judge": ["e1"] * n,
+            "question": [f"question {i} {XSS[0]}" for i in range(n)],
+            "answer_a": [f"answer a {i}" for i in range(n)],
+        }
+    )
+    view = CalibrationView(
+        pairwise_agreement(judge, human, on="question_id"), judge=judge, human=human
+    )
+    view.set_state({"cell": ["A", "A"]})
+    assert view.cell_total == n and len(view.items) == view.page_size == 8
+    texts = {t["name"]: t["text"] for t in view.items[0]["texts"]}
+    assert texts == {
+        "judgment": "A is better because 0",
+        "question": f"question 0 {XSS[0]}",
+        "answer_a": "answer a 0",
+    }
+    view.set_state({"page": 2})
+    assert [it["keys"]["question_id"] for it in view.items] == [16, 17, 18, 19]
+    view.set_state({"item": 1})
+    assert view.detail["item"]["keys"] == {"question_id": 17}
+    view.set_state({"page": 99})
+    assert view.page == 2  # clamped to the last page

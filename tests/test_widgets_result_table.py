@@ -194,3 +194,162 @@ def test_static_forms_are_deterministic_and_escaped() -> None:
     assert "&lt;script&gt;" in html
     assert "… 5 more rows" in html
     assert not math.isnan(result.table["support/score"].iloc[0])
+
+
+# -- issue 19: outcome groups, criterion filter, export, charts, sharper columns ---------------
+def test_outcome_groups_replace_one_option_per_verdict_string() -> None:
+    table = ResultTable(pointwise_result(30))
+    frame = table.result_table
+    errors = frame["support/error"].notna()
+    for status, expected in (
+        ("pass", (frame["support/passed"] == True) & ~errors),  # noqa: E712
+        ("fail", (frame["support/passed"] == False) & ~errors),  # noqa: E712
+        ("error", errors),
+    ):
+        rows = table.page(0, 100, {"status": status})["rows"]
+        assert [r[0] for r in rows] == [i for i, hit in enumerate(expected) if hit], status
+    assert table.page(0, 100, {"status": "no_verdict"})["total"] == 0
+    with pytest.raises(ValueError, match="status must be one of"):
+        table.page(0, 10, {"status": "passed-ish"})
+
+
+def test_no_verdict_group_holds_rows_without_a_pass_rule() -> None:
+    result = pointwise_result(6)
+    result.table["support/passed"] = [None, True, None, False, None, None]
+    result.table["support/error"] = None
+    table = ResultTable(result)
+    assert table.page(0, 10, {"status": "no_verdict"})["total"] == 4
+
+
+def test_pairwise_groups_are_win_tie_loss() -> None:
+    table = ResultTable(pairwise_result(10))
+    scores = table.result_table["pair/score"]
+    wins = table.page(0, 20, {"status": "win"})["rows"]
+    assert [r[0] for r in wins] == [i for i, s in enumerate(scores) if s > 0]
+    assert table.page(0, 20, {"status": "tie"})["total"] == int((scores == 0).sum())
+
+
+def test_filter_by_one_criterions_result() -> None:
+    table = ResultTable(pointwise_result(30))
+    options = {c["name"]: c["values"] for c in table.criteria["support"]}
+    assert options == {"accuracy": ["level 1", "level 2", "level 3"], "deadline": ["NO", "YES"]}
+    low = table.page(0, 100, {"criterion": {"name": "accuracy", "value": "level 1"}})["rows"]
+    expected = [i for i in range(30) if i % 7 != 6 and i % 3 == 0]
+    assert [r[0] for r in low] == expected
+    no = table.page(0, 100, {"criterion": {"name": "deadline", "value": "NO"}})["rows"]
+    assert [r[0] for r in no] == [i for i in range(30) if i % 7 != 6 and i % 2 == 1]
+    with pytest.raises(ValueError, match="criterion must be"):
+        table.page(0, 10, {"criterion": {"name": "accuracy"}})
+
+
+def test_export_is_the_filtered_sorted_view_with_full_values() -> None:
+    import csv
+    import io
+    import json
+
+    table = ResultTable(pointwise_result(30, xss=True), columns=["prompt", "support/score"])
+    query = {"status": "fail", "sort": {"key": "support/score", "desc": True}}
+    view = [r[0] for r in table.page(0, 100, query)["rows"]]
+    rows = list(csv.reader(io.StringIO(table.export("csv", query))))
+    assert rows[0] == ["index", "prompt", "support/score"]
+    assert [int(r[0]) for r in rows[1:]] == view
+    assert float(rows[1][2]) == table.result_table["support/score"].iloc[view[0]]
+    lines = [json.loads(line) for line in table.export("jsonl", query).splitlines()]
+    assert [line["index"] for line in lines] == view
+    assert lines[0]["prompt"] == table.result_table["prompt"].iloc[view[0]]  # not capped or HTML
+    with pytest.raises(ValueError, match="'csv' or 'jsonl'"):
+        table.export("xlsx")
+
+
+def test_csv_export_defuses_spreadsheet_formulas() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "prompt": ['=HYPERLINK("http://evil.example","x")', "+1", "plain"],
+            "m/score": [0.5, -0.25, 1.0],
+            "m/criteria": [[{"name": "a", "level": 1}], None, None],
+        }
+    )
+    table = ResultTable(frame, columns=["prompt", "m/score", "m/criteria"])
+    text = table.export("csv")
+    assert "'=HYPERLINK" in text and "\n1,'+1," in text
+    assert ",-0.25," in text  # numbers stay numbers
+    assert '"[{""name"": ""a"", ""level"": 1}]"' in text
+
+
+def test_charts_count_scores_and_criteria_of_the_filtered_rows() -> None:
+    table = ResultTable(pointwise_result(30))
+    (chart,) = table.charts()
+    scores = table.result_table["support/score"].dropna()
+    assert sum(b["count"] for b in chart["histogram"]) == len(scores) == chart["scored"]
+    assert chart["histogram"][-1]["count"] == int((scores >= 0.9).sum())
+    assert chart["errors"] == 4
+    acc = next(c for c in chart["criteria"] if c["name"] == "accuracy")
+    assert [r["label"] for r in acc["results"]] == ["level 3", "level 2", "level 1"]
+    assert acc["results"][2]["good"] is False  # below the critical minimum
+    (failing,) = table.charts({"status": "fail"})
+    assert failing["scored"] == table.page(0, 100, {"status": "fail"})["total"]
+
+
+def test_pairwise_charts_carry_the_choice_scale_and_win_tie_loss_intervals() -> None:
+    (chart,) = ResultTable(pairwise_result(10)).charts()
+    assert [c["value"] for c in chart["choices"]] == [1.0, 0.5, 0.0, -0.5, -1.0]
+    assert [w["label"] for w in chart["wtl"]] == ["candidate wins", "ties", "baseline wins"]
+    assert all(w["low"] <= w["rate"] <= w["high"] for w in chart["wtl"])
+
+
+def test_empty_error_and_raw_output_columns_start_hidden() -> None:
+    clean = pointwise_result(5)
+    clean.table["support/error"] = None
+    table = ResultTable(clean)
+    cols = {c["key"]: c for c in table.columns}
+    assert cols["support/error"]["empty"] is True
+    assert "support/error" not in table.visible and "support/raw_output" not in table.visible
+    assert "support/error" in ResultTable(pointwise_result(10)).visible  # errors happened: shown
+    assert (
+        cols["support/score"]["metric"] == "support" and cols["support/score"]["field"] == "score"
+    )
+
+
+def test_a_text_column_named_image_description_is_text() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "prompt": ["Describe it"],
+            "image_description": ["A red barn at dusk, roof damaged by the storm."],
+            "image": ["https://example.com/barn.png"],
+            "m/score": [0.5],
+        }
+    )
+    table = ResultTable(frame)
+    assert table.page(0, 1)["rows"][0]
+    table.selected = 0
+    assert [img["name"] for img in table.detail["images"]] == ["image"]
+    assert {"name": "image_description", "text": frame.at[0, "image_description"]} in table.detail[
+        "fields"
+    ]
+
+
+def test_a_cached_row_says_cached() -> None:
+    result = pointwise_result(3)
+    result.table["support/attempts"] = [0, 1, 0]
+    result.table.loc[2, "support/error"] = "HTTP 503"
+    table = ResultTable(result)
+    table.selected = 0
+    assert table.detail["metrics"][0]["cached"] is True
+    table.selected = 1
+    assert table.detail["metrics"][0]["cached"] is False
+
+
+def test_update_keeps_the_readers_columns_and_carries_live_rows() -> None:
+    result = pointwise_result(20)
+    table = ResultTable(result.table.iloc[:5])
+    table.visible = [v for v in table.visible if v != "response"]
+    table.update(result.table.iloc[:12], {"done": 12, "total": 20, "errors": 1, "state": "running"})
+    assert table.total == 12 and "response" not in table.visible
+    assert [r[0] for r in table.live["rows"]] == list(range(12))
+    assert table.live["columns"] == table.visible and table.live["charts"][0]["scored"] == 11
+    table.update(result, {"done": 20, "total": 20, "errors": 2, "state": "finished"})
+    assert table.live is None and table.total == 20 and table.progress["state"] == "finished"

@@ -3,6 +3,7 @@
 // bars of judge-minus-human with bootstrap intervals.
 import { h, mountRoot, clear, listen, field } from "./lib/dom.js";
 import { isNum } from "./lib/format.js";
+import { axisTicks } from "./lib/charts.js";
 
 /** @param {any} r {agree, total, rate} */
 const pct = (r) => (r && isNum(r.rate) ? `${Math.round(100 * r.rate)}% (${r.agree}/${r.total})` : "n/a");
@@ -79,7 +80,7 @@ export function criterionBars(rows) {
     h("div", { class: "rl-h" }, "Per criterion: judge − human (bootstrap interval)"),
     h(
       "div",
-      { class: "rl-bars" },
+      { class: "rl-bars rl-forest" },
       rows.map((r) => {
         const d = r.mean_diff;
         const bar = h("div", { class: "rl-hbar", title: `${r.criterion}: ${isNum(d) ? d.toFixed(2) : "n/a"}` }, h("i", { style: "left:50%" }));
@@ -88,6 +89,10 @@ export function criterionBars(rows) {
         const label = isNum(d) ? `${d > 0 ? "+" : ""}${d.toFixed(2)}${isNum(r.ci_low) ? ` [${r.ci_low.toFixed(2)}, ${r.ci_high.toFixed(2)}]` : ""}` : "n/a";
         return [h("span", { class: "rl-cname", dataset: { criterion: r.criterion } }, r.criterion), bar, h("span", { class: "rl-muted rl-small" }, `${label} ${r.tendency ?? ""}`)];
       }),
+      // the shared axis: ticks from -span to +span (0 = judge agrees with people on average)
+      h("span", { class: "rl-muted rl-small", style: "text-align:right" }, "judge − human"),
+      h("div", { class: "rl-forest-axis" }, axisTicks(-span, span, 5)),
+      h("span", {}),
     ),
   );
 }
@@ -100,10 +105,25 @@ function listing(model) {
   const items = model.get("items") || [];
   const total = Number(model.get("cell_total") || 0);
   const current = Number(model.get("item"));
+  const page = Number(model.get("page") || 0);
+  const size = Number(model.get("page_size") || 8);
+  const pages = Math.max(1, Math.ceil(total / size));
+  const go = (p) => {
+    model.set("page", p);
+    model.save_changes();
+  };
+  const pager = h(
+    "div",
+    { class: "rl-nav rl-pager" },
+    h("button", { class: "rl-prev", disabled: page <= 0, onclick: () => go(page - 1) }, "‹ Prev"),
+    h("span", { class: "rl-pos" }, total ? `${page * size + 1}–${Math.min(total, (page + 1) * size)} of ${total}` : "none"),
+    h("button", { class: "rl-next", disabled: page >= pages - 1, onclick: () => go(page + 1) }, "Next ›"),
+  );
   return h(
     "div",
     { class: "rl-listing" },
-    h("div", { class: "rl-h" }, `${sides[0]} ${cell[0]} · ${sides[1]} ${cell[1]}: ${total} comparison${total === 1 ? "" : "s"}${total > items.length ? ` (first ${items.length} listed)` : ""}`),
+    h("div", { class: "rl-h" }, `${sides[0]} ${cell[0]} · ${sides[1]} ${cell[1]}: ${total} comparison${total === 1 ? "" : "s"}`),
+    total > size ? pager : null,
     items.map((it, i) => {
       const keys = Object.entries(it.keys || {})
         .filter(([k]) => !sides.includes(k))
@@ -112,20 +132,39 @@ function listing(model) {
       return h(
         "div",
         {
-          class: `rl-tr rl-item${i === current ? " rl-selected" : ""}`,
-          style: "padding:4px 8px;gap:10px;align-items:center",
+          class: `rl-item${i === current ? " rl-selected" : ""}`,
           dataset: { index: String(i) },
           onclick: () => {
             model.set("item", i === current ? -1 : i);
             model.save_changes();
           },
         },
-        h("span", {}, keys),
-        h("span", { class: "rl-muted" }, `${it.first ?? ""} vs ${it.second ?? ""}`),
-        it.rater ? h("span", { class: "rl-muted rl-small" }, `rater ${it.rater}`) : null,
+        h(
+          "div",
+          { class: "rl-item-head" },
+          h("span", { class: "rl-card-name" }, keys),
+          h("span", { class: "rl-muted" }, `${it.first ?? ""} vs ${it.second ?? ""}`),
+          sides.map((sd) => h("span", { class: "rl-badge" }, `${sd} ${it[sd] ?? "?"}`)),
+          it.rater ? h("span", { class: "rl-muted rl-small" }, `rater ${it.rater}`) : null,
+        ),
+        (it.texts || []).map((t) => h("div", { class: "rl-item-text" }, h("span", { class: "rl-field-name" }, `${t.name} `), h("span", { class: "rl-clamp" }, String(t.text ?? "")))),
       );
     }),
+    total > size ? pagerCopy(pager) : null,
   );
+}
+
+/** The same pager again under the list (its buttons wired like the first). @param {HTMLElement} pager */
+function pagerCopy(pager) {
+  const copy = h("div", { class: "rl-nav rl-pager rl-pager-bottom" });
+  for (const child of Array.from(pager.children)) {
+    if (child instanceof HTMLButtonElement) {
+      const b = h("button", { class: child.className, disabled: child.disabled }, child.textContent);
+      b.addEventListener("click", () => child.click());
+      copy.append(b);
+    } else copy.append(h("span", { class: "rl-pos" }, child.textContent));
+  }
+  return copy;
 }
 
 /** Short values as a compact key/value list, long ones as text blocks. @param {any[]} fields */
@@ -174,7 +213,7 @@ function render({ model, el }) {
     );
   };
   draw();
-  const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title"], draw);
+  const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title", "page"], draw);
   return () => {
     unlisten();
     clear(el);

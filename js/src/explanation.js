@@ -1,6 +1,6 @@
 // Explanation: one case at a time, with everything the judge said about it.
 import { h, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
-import { renderCase } from "./lib/case.js";
+import { renderCase, markdownToggle } from "./lib/case.js";
 import { navBar } from "./lib/nav.js";
 
 /** @param {{ model: any, el: HTMLElement }} ctx */
@@ -13,12 +13,12 @@ function render({ model, el }) {
       ...[
         mockBanner(model.get("is_mock"), model.get("judge")),
         model.get("title") ? h("div", { class: "rl-title" }, model.get("title")) : null,
-        h("div", { class: "rl-case" }, navBar(model, "case", data && data.heading), renderCase(data)),
+        h("div", { class: "rl-case" }, h("div", { class: "rl-row" }, navBar(model, "case", data && data.heading), h("span", { class: "rl-grow" }), markdownToggle(model)), renderCase(data, model.get("markdown") !== false)),
       ].filter(Boolean),
     );
   };
   draw();
-  const unlisten = listen(model, ["case", "index", "count", "is_mock", "judge", "title"], draw);
+  const unlisten = listen(model, ["case", "index", "count", "is_mock", "judge", "title", "markdown"], draw);
   return () => {
     unlisten();
     clear(el);

@@ -1,7 +1,9 @@
 // PairwiseView: candidate and baseline side by side, who won each criterion, the 5-point choice,
 // whether both presentation orders agreed, and the run's win/tie/loss bar.
-import { h, mountRoot, mockBanner, clear, listen, field } from "./lib/dom.js";
-import { pairCriteria, rawOutput, metaLine, imageStrip } from "./lib/case.js";
+import { h, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
+import { pairCriteria, rawOutput, metaLine, imageStrip, field, markdownToggle } from "./lib/case.js";
+import { textBlock } from "./lib/markdown.js";
+import { wtlBars } from "./lib/charts.js";
 import { winTieLossBar } from "./lib/summary.js";
 import { navBar } from "./lib/nav.js";
 import { fmtRate, fmtInt, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
@@ -13,6 +15,11 @@ function totalsBlock(t) {
     { class: "rl-card rl-totals", dataset: { metric: String(t.metric ?? "") } },
     h("div", {}, h("span", { class: "rl-card-name" }, t.metric ?? ""), h("span", { class: "rl-card-kind" }, `${fmtInt(t.scored)} compared`)),
     winTieLossBar(t),
+    wtlBars([
+      { label: "candidate wins", rate: t.win_rate, low: t.win_rate_low, high: t.win_rate_high },
+      { label: "ties", rate: t.tie_rate, low: t.tie_rate_low, high: t.tie_rate_high },
+      { label: "baseline wins", rate: t.loss_rate, low: t.loss_rate_low, high: t.loss_rate_high },
+    ], 360, `win tie loss of ${t.metric ?? ""}`),
     h("div", { class: "rl-card-line" }, `candidate wins ${fmtRate(t.win_rate, t.win_rate_low, t.win_rate_high)} · ties ${fmtRate(t.tie_rate, t.tie_rate_low, t.tie_rate_high)} · baseline wins ${fmtRate(t.loss_rate, t.loss_rate_low, t.loss_rate_high)}`),
     isNum(t.swap_inconsistent) ? h("div", { class: "rl-card-line" }, `orders disagreed on ${fmtInt(t.swap_inconsistent)} of ${fmtInt(t.swap_checked)}`) : null,
     isNum(t.errors) && t.errors > 0 ? h("div", { class: "rl-card-line" }, `${fmtInt(t.errors)} errors`) : null,
@@ -29,8 +36,8 @@ export function scaleStrip(score) {
 }
 
 /** @param {any} side {name, text} */
-function sideBlock(title, side, cls) {
-  return h("div", { class: `rl-side ${cls}` }, h("div", { class: "rl-side-title" }, title, side && side.name ? h("span", { class: "rl-muted rl-small" }, side.name) : null), h("div", { class: "rl-text" }, side && side.text != null ? String(side.text) : ""));
+function sideBlock(title, side, cls, md = true) {
+  return h("div", { class: `rl-side ${cls}` }, h("div", { class: "rl-side-title" }, title, side && side.name ? h("span", { class: "rl-muted rl-small" }, side.name) : null), textBlock(side && side.text != null ? String(side.text) : "", md));
 }
 
 /** @param {{ model: any, el: HTMLElement }} ctx */
@@ -41,6 +48,7 @@ function render({ model, el }) {
     const data = model.get("case") || {};
     const m = data.metric || {};
     const totals = model.get("totals") || [];
+    const md = model.get("markdown") !== false;
     root.append(
       ...[
         mockBanner(model.get("is_mock"), model.get("judge")),
@@ -49,10 +57,10 @@ function render({ model, el }) {
         h(
           "div",
           { class: "rl-case" },
-          navBar(model, "pair", data.heading),
-          (data.fields || []).map((f) => field(f.name, f.text)),
+          h("div", { class: "rl-row" }, navBar(model, "pair", data.heading), h("span", { class: "rl-grow" }), markdownToggle(model)),
+          (data.fields || []).map((f) => field(f.name, f.text, md)),
           imageStrip(data.images),
-          h("div", { class: "rl-sides" }, sideBlock("Candidate", data.candidate, "rl-cand"), sideBlock("Baseline", data.baseline, "rl-base")),
+          h("div", { class: "rl-sides" }, sideBlock("Candidate", data.candidate, "rl-cand", md), sideBlock("Baseline", data.baseline, "rl-base", md)),
           h(
             "div",
             { class: "rl-metric", dataset: { metric: String(m.name ?? "") } },
@@ -68,7 +76,7 @@ function render({ model, el }) {
             m.choice ? h("div", { class: "rl-muted rl-small" }, `judge's choice: ${m.choice}`) : null,
             m.error ? h("div", { class: "rl-error-box" }, `Judge error: ${m.error}`) : null,
             pairCriteria(m),
-            m.rationale ? [h("div", { class: "rl-h" }, "Rationale"), h("div", { class: "rl-text rl-rationale" }, m.rationale)] : null,
+            m.rationale ? [h("div", { class: "rl-h" }, "Rationale"), textBlock(m.rationale, md, "rl-rationale")] : null,
             rawOutput(m.raw_output, Boolean(m.error)),
             metaLine(m),
           ),
@@ -77,7 +85,7 @@ function render({ model, el }) {
     );
   };
   draw();
-  const unlisten = listen(model, ["case", "index", "count", "totals", "is_mock", "judge", "title"], draw);
+  const unlisten = listen(model, ["case", "index", "count", "totals", "is_mock", "judge", "title", "markdown"], draw);
   return () => {
     unlisten();
     clear(el);

@@ -37,8 +37,8 @@ describe("dom", () => {
 });
 
 describe("format", () => {
-  it("shows pointwise scores on 0-100 and pairwise signed", () => {
-    expect(fmtScore(0.75)).toBe("75.0");
+  it("shows pointwise scores as a percent and pairwise signed", () => {
+    expect(fmtScore(0.75)).toBe("75.0%");
     expect(fmtScore(null)).toBe("—");
     expect(fmtScore(0.5, "pairwise")).toBe("+0.5");
     expect(fmtScore(-1, "pairwise")).toBe("-1.0");

@@ -20,6 +20,8 @@ function kernel(model) {
   model.onSend = (msg) => {
     if (msg.type !== "rl:request") return;
     requests.push(msg);
+    if (msg.op === "charts") return queueMicrotask(() => model.reply({ type: "rl:reply", id: msg.id, charts: [{ metric: "support", kind: "pointwise", scored: 99000, errors: 1000, histogram: [{ low: 0, high: 0.1, count: 5 }, { low: 0.1, high: 0.2, count: 9 }], criteria: [] }] }));
+    if (msg.op === "export") return queueMicrotask(() => model.reply({ type: "rl:reply", id: msg.id, text: "index,prompt\n0,x\n", rows: 1, format: msg.format, mime: "text/csv", filename: `rubriclab-results.${msg.format}` }));
     let order = Array.from({ length: N }, (_, i) => i);
     if (msg.query.errors_only) order = order.filter((i) => i % 100 === 0);
     if (msg.query.sort?.key === "support/score") order.sort((a, b) => (msg.query.sort.desc ? score(b) - score(a) : score(a) - score(b)));
@@ -63,7 +65,7 @@ describe("ResultTable", () => {
 
   it("asks for one page, shows the first rows, and never all 100,000", () => {
     expect(requests[0]).toMatchObject({ op: "page", start: 0, stop: 200 });
-    expect(requests.every((r) => r.stop - r.start <= 200)).toBe(true);
+    expect(requests.filter((r) => r.op === "page").every((r) => r.stop - r.start <= 200)).toBe(true);
     const rows = el.querySelectorAll(".rl-tr");
     expect(rows.length).toBeGreaterThan(5);
     expect(rows.length).toBeLessThan(40);
@@ -74,7 +76,7 @@ describe("ResultTable", () => {
   it("shows the summary and says loudly that a mock judged", () => {
     expect(el.querySelector(".rl-mock").textContent).toMatch(/MOCK judge/);
     const card = el.querySelector(".rl-card");
-    expect(card.textContent).toContain("50.0 ± 29.0");
+    expect(card.textContent).toContain("50.0% ± 29.0% std");
     expect(card.textContent).toContain("pass 30% [29–31%]");
     expect(card.textContent).toContain("1,000 errors");
   });
@@ -89,13 +91,13 @@ describe("ResultTable", () => {
     el.querySelector('.rl-th[data-key="support/score"]').click();
     await tick();
     await frame();
-    const last = requests[requests.length - 1];
+    const last = requests.filter((r) => r.op === "page").pop();
     expect(last.query.sort).toEqual({ key: "support/score", desc: false });
     expect(last.start).toBe(0);
     expect(el.querySelector('.rl-th[data-key="support/score"] .rl-arrow').textContent).toBe("▲");
     el.querySelector('.rl-th[data-key="support/score"]').click();
     await tick();
-    expect(requests[requests.length - 1].query.sort).toEqual({ key: "support/score", desc: true });
+    expect(requests.filter((r) => r.op === "page").pop().query.sort).toEqual({ key: "support/score", desc: true });
     // lists cannot be sorted: their header has no handler
     model.set("visible", [...model.get("visible"), "support/criteria"]);
     await tick();
@@ -111,7 +113,7 @@ describe("ResultTable", () => {
     box.dispatchEvent(new Event("change"));
     await tick();
     await frame();
-    expect(requests[requests.length - 1].query.errors_only).toBe(true);
+    expect(requests.filter((r) => r.op === "page").pop().query.errors_only).toBe(true);
     expect(el.querySelector(".rl-count").textContent).toBe("1,000 of 100,000 rows");
   });
 
@@ -153,7 +155,7 @@ describe("ResultTable", () => {
     await frame();
     expect(model.get("visible")).not.toContain("prompt");
     expect(el.querySelector('.rl-th[data-key="prompt"]')).toBeNull();
-    expect(requests[requests.length - 1].columns).not.toContain("prompt");
+    expect(requests.filter((r) => r.op === "page").pop().columns).not.toContain("prompt");
   });
 
   it("shows a kernel error with a retry button", async () => {

@@ -14,9 +14,10 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from .judges import Judge
     from .result import EvalResult
 
 __all__ = ["main"]
@@ -29,6 +30,9 @@ _EPILOG = """\
 examples:
   rubriclab demo                                  offline demo on the mock judge + report
   rubriclab run eval.yaml --fail-under 0.7        judge a data file, gate CI on the mean score
+  rubriclab run eval.yaml --junit junit.xml       ... and one JUnit test case per row and metric
+  rubriclab run eval.yaml --judge http://127.0.0.1:11434/v1 --model qwen2.5:7b
+                                                  any OpenAI-compatible server
   rubriclab report results/ -o report.html        an HTML report from saved results
   rubriclab serve-fake-judge --port 8765          a fake OpenAI-compatible judge for tests
 
@@ -36,6 +40,7 @@ a run config (YAML or JSON; unknown keys are errors):
   data: answers.csv               # CSV, JSONL/JSON or Parquet, relative to the config
   mapping: {response: answer}     # canonical field -> your column
   judge: openai:gpt-4o-mini       # or mock, ollama:MODEL, {spec: URL, model: ...}
+                                  # (default: $RUBRICLAB_JUDGE, with $RUBRICLAB_MODEL for a URL)
   metrics:
     - text_quality                # a predefined metric (generated checklists)
     - name: support
@@ -44,6 +49,13 @@ a run config (YAML or JSON; unknown keys are errors):
       rubric: support.yaml
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
+
+a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
+  name: support
+  pass_mark: 0.7
+  criteria:
+    accuracy: {weight: 0.6, critical: 2, levels: {1: wrong, 2: vague, 3: precise}}
+    tone: {weight: 0.4, levels: {1: rude, 2: stiff, 3: warm}}
 """
 
 
@@ -73,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--judge", default="mock", help="judge spec (default: mock), e.g. openai:gpt-4o-mini"
     )
+    demo.add_argument("--model", help="the model to call when --judge is a base URL")
     demo.add_argument(
         "--report", default="rubriclab-demo.html", help="where to write the HTML report"
     )
@@ -88,8 +101,27 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("config", help="a YAML or JSON run config")
-    run.add_argument("--judge", help="judge spec overriding the config's (e.g. mock)")
+    run.add_argument(
+        "--judge",
+        help="judge overriding the config's: mock, openai:MODEL, ollama:MODEL or a base URL "
+        "such as http://127.0.0.1:8000/v1 (with --model)",
+    )
+    run.add_argument(
+        "--model",
+        help="the model name: needed with a base-URL --judge; else overrides the config's",
+    )
+    run.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write JUnit XML: one test case per row and metric (fail verdicts fail, "
+        "judge errors error)",
+    )
     run.add_argument("--output", "-o", help="results folder overriding the config's 'output'")
+    run.add_argument(
+        "--allow-outside",
+        action="store_true",
+        help="let the config's paths (data, rubric, template, output, cache) leave its folder",
+    )
     _fail_under(run)
 
     report = sub.add_parser(
@@ -137,10 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from .demo import run_demo
 
-            run_demo(args.judge, report=None if args.no_report else args.report)
+            judge = _flag_judge(args.judge, args.model)
+            run_demo(judge, report=None if args.no_report else args.report)
             return EXIT_OK
         if args.command == "run":
-            return _run(args.config, args.judge, args.output, args.fail_under)
+            return _run(args)
         if args.command == "report":
             return _report(args.results, Path(args.output), args.title, args.fail_under)
     except KeyboardInterrupt:
@@ -161,15 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- run ----------------------------------------------------------------------------------------
 
 
-def _run(config_path: str, judge_spec: str | None, output: str | None, fail: float | None) -> int:
+def _run(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
-    from .run_config import JudgeConfig, load_config
+    from .run_config import ConfigError, load_config
 
-    config = load_config(config_path)
-    judge = JudgeConfig(spec=judge_spec).build() if judge_spec else config.build_judge()
-    metrics = config.build_metrics()
-    data = config.data_path()
-    out_dir = Path(output) if output else config.output_dir()
+    config = load_config(args.config, allow_outside=args.allow_outside)
+    try:  # building reads the config's other files: name the config they came from
+        judge = _run_judge(config, args.judge, args.model)
+        metrics = config.build_metrics()
+        data = config.data_path()
+    except ConfigError as exc:
+        raise ConfigError(f"{args.config}: {exc}") from None
+    out_dir = Path(args.output) if args.output else config.output_dir()
     name = config.title or data.stem
     print(f"rubriclab run: {data} with {', '.join(m.name for m in metrics)}", file=sys.stderr)
     # streamed chunk by chunk into results.jsonl: bounded memory, and a killed run resumes
@@ -180,13 +216,81 @@ def _run(config_path: str, judge_spec: str | None, output: str | None, fail: flo
     result = evaluate(
         str(data), metrics, judge=judge, mapping=config.mapping or None, output=streamed
     )
-    result.meta.update(config=str(config_path), data=str(data), name=name)
+    result.meta.update(config=str(args.config), data=str(data), name=name)
     written = _write_results(result, out_dir, name)
+    if args.junit:
+        from .junit import write_junit
+
+        prompt = (config.mapping or {}).get("prompt", "prompt")
+        written.append(write_junit({name: result}, args.junit, prompt_column=prompt))
     _print_summary(name, result, sys.stdout)
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
-    threshold = fail if fail is not None else config.fail_under
+    threshold = args.fail_under if args.fail_under is not None else config.fail_under
     return _gate({name: result}, threshold)
+
+
+def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None:
+    """``--judge``/``--model`` over the config's ``judge``, over ``$RUBRICLAB_JUDGE``."""
+    if spec is None and model is None:
+        built: Judge | None = config.build_judge()
+        return built
+    if spec is None and config.judge is not None:  # --model alone: the config's judge, renamed
+        return _flag_judge(config.judge.spec, model, config.judge, config.base)
+    if spec is None:
+        spec = os.environ.get("RUBRICLAB_JUDGE", "").strip()
+        if not spec:
+            raise _CliError(
+                "--model needs a judge: add --judge SPEC (e.g. --judge openai), a 'judge:' "
+                "in the config, or set RUBRICLAB_JUDGE"
+            )
+    return _flag_judge(spec, model)
+
+
+def _flag_judge(
+    spec: str, model: str | None, settings: Any = None, base: Path = Path(".")
+) -> Judge:
+    """A judge from ``--judge``/``--model``; its errors speak of flags, not Python arguments."""
+    from .judges import Judge
+    from .judges.specs import PROVIDERS
+
+    spec = spec.strip()
+    is_url = spec.startswith(("http://", "https://"))
+    if is_url and not model:
+        model = os.environ.get("RUBRICLAB_MODEL") or None
+        if not model:
+            raise _CliError(
+                f"--judge {spec} needs --model NAME (or RUBRICLAB_MODEL): the endpoint "
+                "does not say which model to use"
+            )
+    if model and spec in PROVIDERS:  # --judge openai --model gpt-4o-mini
+        spec, model = f"{spec}:{model}", None
+    elif model and not is_url and spec != "mock":
+        spec = f"{spec.partition(':')[0]}:{model}"  # --model overrides the spec's model
+        model = None
+    try:
+        if settings is not None:
+            # the config's other settings (concurrency, cache relative to the config ...) stay
+            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(base)
+            return judge
+        return Judge(spec, model=model)
+    except ValueError as exc:
+        raise _CliError(_as_flags(str(exc))) from None
+
+
+_FLAG_HINTS = (
+    ("with model='...'", "with --model NAME"),
+    ("needs model='...'", "needs --model NAME"),
+    (" (or pass api_key=...)", ""),
+    ("or use Judge('mock') to run offline", "or use --judge mock to run offline"),
+)
+
+
+def _as_flags(message: str) -> str:
+    """A judge error written for Python callers, retold with the command's flags."""
+    for python, flags in _FLAG_HINTS:
+        message = message.replace(python, flags)
+    return message
 
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:

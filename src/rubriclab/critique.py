@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import schemas
 from .judges.base import CallTally
+from .judges.media import MediaError
 from .parse import ParseError, extract_json
 from .rubric import Criterion, Rubric
 from .scoring import Score, ScoreError, coerce_level, score
@@ -371,7 +372,7 @@ async def _critique(
             continue
         try:
             jobs[i] = plan(case, rubric)
-        except TemplateError as exc:
+        except (TemplateError, MediaError) as exc:  # this row only: the run goes on
             outcomes[i] = Outcome(error=str(exc))
     await _run_jobs([j for js in jobs for j in js], judge, metric.reask, desc=desc)
     out: list[Outcome] = []
@@ -416,7 +417,9 @@ async def critique_pointwise(
     def plan(case: Case, rubric: Rubric) -> list[_Job]:
         template = _template_for(metric, rubric, pairwise=False)
         text = template_for(template).render(
-            _variables(case, rubric), max_prompt_chars=metric.max_prompt_chars
+            _variables(case, rubric),
+            max_prompt_chars=metric.max_prompt_chars,
+            render_timeout=metric.render_timeout,
         )
         checklist = template == "critique_checklist"
         fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
@@ -528,7 +531,11 @@ async def critique_pairwise(
         ):
             variables = _variables(case, rubric)
             variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
-            text = template.render(variables, max_prompt_chars=metric.max_prompt_chars)
+            text = template.render(
+                variables,
+                max_prompt_chars=metric.max_prompt_chars,
+                render_timeout=metric.render_timeout,
+            )
             jobs.append(_Job(_messages(text, case), formats(rubric), 0, read))
         return jobs
 

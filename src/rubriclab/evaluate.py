@@ -38,11 +38,19 @@ async def aevaluate(
     model: Judge | str | ModelFn | None = None,
     mapping: Mapping[str, str] | None = None,
     partition: str | None = None,
-    output: str | os.PathLike[str] | None = None,
+    on_rows: Callable[[pd.DataFrame], None] | None = None,
     chunk_rows: int | None = None,
+    output: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
-    """Async form of :func:`evaluate`."""
-    if output is not None or chunk_rows is not None or streams(data):
+    """Async form of :func:`evaluate`.
+
+    ``on_rows`` (the live view's hook) is called with each block of finished rows, every
+    metric's columns filled, in row order; rows are then judged ``chunk_rows`` at a time (by
+    default a few times the judge's concurrency) and the result is the same as without it.
+    With ``output=`` (or an iterator of DataFrames) the run is streamed instead (``stream``)
+    and ``chunk_rows`` is its chunk size.
+    """
+    if output is not None or streams(data):
         return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
     if not metrics:
         raise ValueError(
@@ -64,10 +72,73 @@ async def aevaluate(
     # a pairwise row without a baseline becomes that row's error, not a failed run
     cases = to_cases(frame, mapping=mapping, need_response=model is None)
     table = frame.copy()
-    infos, stats, any_mock = await run_metrics(
-        metrics, cases, judge_obj, table, lambda metric: [c.variables() for c in cases]
-    )
+    if on_rows is not None and cases:
+        table, infos, stats, any_mock = await _run_in_blocks(
+            metrics, cases, judge_obj, table, on_rows, chunk_rows
+        )
+    else:
+        infos, stats, any_mock = await run_metrics(
+            metrics, cases, judge_obj, table, lambda metric: [c.variables() for c in cases]
+        )
     return EvalResult(table, infos, judge=judge_obj.describe(), is_mock=any_mock, stats=stats)
+
+
+def _variables_of(cases: Sequence[Case]) -> Callable[[Any], list[dict[str, Any]]]:
+    """A template metric's per-row variables for these cases (built only when asked)."""
+    return lambda metric: [c.variables() for c in cases]
+
+
+class _NoBars:
+    """The judge, without per-call progress bars: a live view shows the progress instead."""
+
+    def __init__(self, judge: Judge) -> None:
+        self._judge = judge
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+    async def amap(self, requests: Any, progress: bool = True, desc: str = "judging") -> Any:
+        return await self._judge.amap(requests, progress=False, desc=desc)
+
+
+async def _run_in_blocks(
+    metrics: Sequence[Any],
+    cases: Sequence[Case],
+    judge: Judge,
+    table: pd.DataFrame,
+    on_rows: Callable[[pd.DataFrame], None],
+    chunk_rows: int | None,
+) -> tuple[pd.DataFrame, list[MetricInfo], RunStats, bool]:
+    """Judge ``cases`` a block at a time and hand each finished block to ``on_rows``."""
+    size = (
+        chunk_rows
+        if chunk_rows is not None
+        else max(4 * int(getattr(judge, "max_concurrency", 8)), 16)
+    )
+    if size < 1:
+        raise ValueError(f"chunk_rows must be at least 1, got {size}")
+    quiet: Any = _NoBars(judge)
+    parts: list[pd.DataFrame] = []
+    infos: list[MetricInfo] = []
+    stats = RunStats()
+    any_mock = False
+    for start in range(0, len(cases), size):
+        block = list(cases[start : start + size])
+        part = table.iloc[start : start + size].copy()
+        infos, part_stats, mock = await run_metrics(
+            metrics, block, quiet, part, _variables_of(block)
+        )
+        any_mock = any_mock or mock
+        for field in ("calls", "cached", "tokens"):
+            into, add = getattr(stats, field), getattr(part_stats, field)
+            for name, value in add.items():
+                into[name] = into.get(name, 0) + value
+        for name, cost in part_stats.cost.items():
+            prev = stats.cost.get(name, 0.0)
+            stats.cost[name] = None if prev is None or cost is None else prev + cost
+        parts.append(part)
+        on_rows(part)
+    return pd.concat(parts), infos, stats, any_mock
 
 
 async def run_metrics(
@@ -123,6 +194,7 @@ def evaluate(
     model: Judge | str | ModelFn | None = None,
     mapping: Mapping[str, str] | None = None,
     partition: str | None = None,
+    display: bool = False,
     output: str | os.PathLike[str] | None = None,
     chunk_rows: int | None = None,
 ) -> EvalResult:
@@ -131,7 +203,8 @@ def evaluate(
     ``data`` is a DataFrame, records, or a file (CSV/JSONL/Parquet); traces are judged per
     ``partition`` ("span" or "trace"). ``model`` (a Judge, a spec string or a Python callable
     taking the prompt) first writes the responses. ``judge`` defaults to ``rl.set_judge`` /
-    ``RUBRICLAB_JUDGE``.
+    ``RUBRICLAB_JUDGE``. ``display=True`` shows a live table in a notebook that fills as rows
+    finish (with progress and error counts); Ctrl-C keeps the finished rows in it.
 
     With ``output=`` (a ``.parquet`` or ``.jsonl`` path) the run is streamed: ``data`` (also a
     file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a time (10,000 by
@@ -140,6 +213,26 @@ def evaluate(
     """
     from .runner import run_sync
 
+    if display:
+        if output is not None:
+            raise ValueError(
+                "display=True and output= cannot be combined yet: a streamed run shows its "
+                "progress per chunk; open the result when it is done"
+            )
+        if partition is not None or _looks_like_traces(data):
+            raise ValueError(
+                "display=True shows rows of a table as they finish; trace evaluation "
+                "(partition=...) has no live view yet: run it without display and show the result"
+            )
+        from .display import live_evaluate
+
+        result: EvalResult = live_evaluate(
+            lambda on_rows: run_sync(
+                aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
+            ),
+            rows=_row_count(data),
+        )
+        return result
     return run_sync(
         aevaluate(
             data,
@@ -188,6 +281,11 @@ async def _streamed(
     return EvalResult(
         table, first.metrics, judge=first.judge, is_mock=any(p.is_mock for p in parts), stats=stats
     )
+
+
+def _row_count(data: Any) -> int | None:
+    """Rows in ``data`` when known without reading it (a file's are learnt as they finish)."""
+    return len(data) if isinstance(data, pd.DataFrame | list | tuple) else None
 
 
 # -- steps -----------------------------------------------------------------------------------------

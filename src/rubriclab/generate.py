@@ -18,6 +18,7 @@ from . import schemas
 from .critique import _Job, _run_jobs
 from .data import Case, to_cases, to_frame
 from .judges.base import CallTally
+from .judges.media import MediaError
 from .parse import ParseError
 from .rubric import Criterion, Rubric
 from .templates import TemplateError, load_builtin
@@ -122,7 +123,12 @@ async def generate_for_cases(
 
             return rubric_from_answer(extract_json(raw, expect=dict), generator)
 
-        jobs[i] = _Job(_messages(text, case), formats[describe], 0, read)
+        try:
+            messages = _messages(text, case)
+        except MediaError as exc:  # an unreadable image fails this row, not the run
+            out[i].error = str(exc)
+            continue
+        jobs[i] = _Job(messages, formats[describe], 0, read)
     await _run_jobs(
         [j for j in jobs if j is not None], judge, reask, desc=f"{generator.name}: rubrics"
     )

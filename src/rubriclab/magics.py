@@ -9,6 +9,7 @@ raised as IPython's ``UsageError``: one short message, no traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 from pathlib import Path
@@ -37,9 +38,25 @@ _MAPPING_HINT = re.compile(r"pass mapping=\{'(\w+)': 'your_column'\}")
 
 
 def _message(exc: BaseException) -> str:
+    from pydantic import ValidationError
+
+    from .config_errors import explain
+    from .rubric import Rubric
+
+    if isinstance(exc, ValidationError):  # the cell's YAML, in its own keys
+        return "the rubric in the cell: " + explain(exc, Rubric)
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-    # the data layer speaks Python; in a magic the same fix is an option
+    # the data and judge layers speak Python; in a magic the same fix is an option
+    text = text.replace(" (or pass api_key=...)", "")
+    text = text.replace(
+        "or use Judge('mock') to run offline", "or %rubric_judge mock to run offline"
+    )
+    text = text.replace("with model='...'", "with --model NAME")
     return _MAPPING_HINT.sub(r"add --map \1=your_column", text)
+
+
+class _HelpShown(Exception):
+    """``--help`` printed the help (once): the magic stops there, quietly."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,7 +68,7 @@ class _Parser(argparse.ArgumentParser):
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
             raise UsageError(message.strip())
-        raise UsageError(self.format_help())  # --help: show it, run nothing
+        raise _HelpShown  # --help has printed the help: run nothing
 
 
 def _judge_parser() -> _Parser:
@@ -69,6 +86,16 @@ def _rubric_parser() -> _Parser:
     p = _Parser(
         prog="%%rubric",
         description="Judge DATA with the rubric in the cell (YAML), or with --metric.",
+        epilog="""example (the cell body is a rubric, as in a rubric YAML file):
+  %%rubric df --name support
+  pass_mark: 0.7
+  criteria:
+    accuracy: {weight: 0.6, critical: 2, levels: {1: wrong, 2: vague, 3: precise}}
+    tone: {weight: 0.4, levels: {1: rude, 2: stiff, 3: warm}}
+
+  %rubric df --metric text_quality        (no cell body: a predefined metric)
+  %rubric_judge mock                      (set the session judge first)""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("data", help="a DataFrame or records variable, or a CSV/JSONL/Parquet file")
     p.add_argument("--metric", help="a predefined metric, e.g. text_quality (its checklists)")
@@ -81,6 +108,11 @@ def _rubric_parser() -> _Parser:
     p.add_argument("--name", help="metric name (default: the rubric's name, else 'rubric')")
     p.add_argument("--template", action="store_true", help="the cell is a Jinja2 judge template")
     p.add_argument(
+        "--allow-outside",
+        action="store_true",
+        help="let file paths (data, a rubric file) leave the working folder",
+    )
+    p.add_argument(
         "--map",
         action="append",
         default=[],
@@ -90,13 +122,29 @@ def _rubric_parser() -> _Parser:
     return p
 
 
-def _parse(parser: _Parser, line: str) -> argparse.Namespace:
+def _parse(parser: _Parser, line: str) -> argparse.Namespace | None:
+    """The parsed line, or None when it asked for ``--help`` (printed once)."""
     _check_expanded(line)
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise UsageError(f"{parser.prog}: {exc}") from None
-    return parser.parse_args(words)
+    try:
+        return parser.parse_args(words)
+    except _HelpShown:
+        return None
+
+
+_EMPTY_CELL_MAGIC = re.compile(r"^(\s*)%%rubric(?=\s|$)")
+
+
+def _empty_rubric_cell(lines: list[str]) -> list[str]:
+    """IPython refuses a cell magic with an empty body before calling it ("Did you mean the line
+    magic"); run ``%%rubric ARGS`` with no body as ``%rubric ARGS`` so it gets our help or runs
+    the line form (``--metric``), instead."""
+    if lines and _EMPTY_CELL_MAGIC.match(lines[0]) and not "".join(lines[1:]).strip():
+        return [_EMPTY_CELL_MAGIC.sub(r"\1%rubric", lines[0], count=1)]
+    return lines
 
 
 @magics_class
@@ -109,21 +157,34 @@ class RubricMagics(Magics):
         from .judges import Judge, get_judge, set_judge
 
         args = _parse(_judge_parser(), line)
+        if args is None:
+            return
         if args.spec is None:
             try:
                 judge = get_judge()
             except ValueError as exc:
-                raise UsageError(str(exc)) from None
+                if os.environ.get("RUBRICLAB_JUDGE", "").strip():
+                    raise UsageError(str(exc)) from None
+                raise UsageError(
+                    "no judge set: run %rubric_judge mock (offline, deterministic), or "
+                    "%rubric_judge openai:gpt-4o-mini, %rubric_judge ollama:MODEL, "
+                    "%rubric_judge http://HOST/v1 --model NAME"
+                ) from None
             print(f"Judge: {_describe(judge)}")
             return
         if args.spec.lower() == "none":
             set_judge(None)
             print("Judge cleared: calls now need judge=... or RUBRICLAB_JUDGE")
             return
+        if args.spec.startswith(("http://", "https://")) and not args.model:
+            raise UsageError(
+                f"%rubric_judge {args.spec} needs --model NAME: the endpoint does not say "
+                "which model to use"
+            )
         try:
             judge = Judge(args.spec, model=args.model)
         except ValueError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(_message(exc)) from None
         set_judge(judge)
         print(f"Judge for this session: {_describe(judge)}")
 
@@ -141,8 +202,13 @@ class RubricMagics(Magics):
         ``%%rubric rubric_cases`` judges with the revised rubrics. ``--template`` reads the cell
         as a Jinja2 critique template (rubric from ``--metric`` or the data's rubric column).
         """
+        if not line.strip() and not (cell or "").strip():
+            _rubric_parser().print_help()  # a bare %%rubric / %rubric: how to use it
+            return
         args = _parse(_rubric_parser(), line)
-        data = self._data(args.data)
+        if args is None:
+            return
+        data = self._data(args.data, args.allow_outside)
         body = cell or ""
         try:
             judge = self._judge(args.judge)
@@ -150,6 +216,11 @@ class RubricMagics(Magics):
             if args.generate:
                 self._generate(data, args, body, judge, mapping)
                 return
+            if not (body.strip() or args.metric or args.template or _has_rubric_column(data)):
+                raise UsageError(
+                    f"%%rubric {args.data}: nothing to judge with: write a rubric (YAML) in the "
+                    "cell body, or add --metric NAME (e.g. text_quality); %%rubric --help shows both"
+                )
             metric = _metric(args, body)
             self._evaluate(data, metric, args, judge, mapping)
         except _usage_errors() as exc:
@@ -162,7 +233,7 @@ class RubricMagics(Magics):
         return ns
 
     # -- steps --------------------------------------------------------------------------------
-    def _data(self, name: str) -> Any:
+    def _data(self, name: str, allow_outside: bool = False) -> Any:
         ns = self._ns
         if name in ns:
             return ns[name]
@@ -170,7 +241,7 @@ class RubricMagics(Magics):
             raise UsageError(f"{name!r}: pass a variable name; assign the attribute to one first")
         path = Path(name).expanduser()
         if path.is_file():
-            return str(path)
+            return str(_inside_cwd(name, "DATA", allow_outside))
         raise UsageError(f"no variable or data file named {name!r}")
 
     def _judge(self, spec: str | None) -> Judge | None:
@@ -182,6 +253,11 @@ class RubricMagics(Magics):
         value = self._ns.get(spec)
         if isinstance(value, Judge):
             return value
+        if spec.startswith(("http://", "https://")):
+            raise UsageError(
+                f"--judge {spec}: a base URL needs a model: set it with "
+                f"%rubric_judge {spec} --model NAME, or pass a rl.Judge variable"
+            )
         return Judge(spec)
 
     def _generate(
@@ -233,6 +309,16 @@ class RubricMagics(Magics):
         print(f"EvalResult stored in {out!r}{note}")
 
 
+def _has_rubric_column(data: Any) -> bool:
+    """Whether rows may carry their own rubrics (a data file is read later: assume it may)."""
+    columns = getattr(data, "columns", None)
+    if columns is not None:
+        return "rubric" in columns
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        return "rubric" in data[0]
+    return isinstance(data, str)
+
+
 def _check_expanded(line: str) -> None:
     """IPython leaves ``{name}`` as typed when the name is unknown: say so instead."""
     match = _UNEXPANDED.search(line)
@@ -275,6 +361,10 @@ def _metric(args: Any, cell: str) -> RubricMetric:
     if body:
         if args.metric:
             raise UsageError("give either a rubric in the cell or --metric NAME, not both")
+        if "\n" not in body and body.endswith((".yaml", ".yml", ".json")):  # a rubric file
+            body = _inside_cwd(body, "the rubric file in the cell", args.allow_outside).read_text(
+                encoding="utf-8"
+            )
         rubric = Rubric.from_yaml(body)
         name = args.name or rubric.name or "rubric"
         return _pairwise(metrics.RubricMetric(name=name, rubric=rubric), args)
@@ -306,3 +396,22 @@ def _pairwise(metric: RubricMetric, args: Any) -> RubricMetric:
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics (called by ``%load_ext rubriclab``)."""
     ipython.register_magics(RubricMagics)
+    cleanup = getattr(ipython, "input_transformers_cleanup", None)
+    if cleanup is not None and _empty_rubric_cell not in cleanup:
+        cleanup.append(_empty_rubric_cell)
+
+
+def _inside_cwd(path: str, what: str, allow_outside: bool) -> Path:
+    """A path from a cell, kept inside the working folder unless ``--allow-outside``."""
+    from .paths import PathOutsideError, resolve_inside
+
+    try:
+        return resolve_inside(
+            Path(path).expanduser(),
+            Path.cwd(),
+            key=what,
+            allow_outside=allow_outside,
+            allow_hint="--allow-outside",
+        )
+    except PathOutsideError as exc:
+        raise UsageError(str(exc)) from None

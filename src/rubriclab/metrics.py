@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .rubric import Rubric
+from .templates import DEFAULT_RENDER_TIMEOUT, check_render_timeout
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -63,6 +64,7 @@ class RubricMetric:
     judge: Judge | str | None = None
     max_prompt_chars: int = 100_000
     reask: int = 1
+    render_timeout: float = DEFAULT_RENDER_TIMEOUT  # seconds per template render, then refused
     description: str = ""
 
     kind: ClassVar[Literal["pointwise", "pairwise", "template"]] = "pointwise"
@@ -76,6 +78,10 @@ class RubricMetric:
             raise ValueError(f"metric {self.name!r}: reask must be 0 or more")
         if not 1_000 <= self.max_prompt_chars <= 1_000_000:
             raise ValueError(f"metric {self.name!r}: max_prompt_chars must be 1,000-1,000,000")
+        try:
+            check_render_timeout(self.render_timeout)
+        except ValueError as exc:
+            raise ValueError(f"metric {self.name!r}: {exc}") from None
 
     def with_options(self, **changes: Any) -> RubricMetric:
         """A copy with some fields changed (metrics are immutable so they can be shared)."""

@@ -1,6 +1,7 @@
 """One self-contained HTML page for one or more results: readable anywhere, runs nothing.
 
-The page is made of the views' static forms (summary, rows, and each case with its criteria),
+The page is made of the views' static forms (charts as inline SVG, summary, rows, and each case
+with its criteria, model and judge text as CommonMark with raw HTML off),
 so the report and the notebook never disagree. It carries no script, loads nothing from the
 network (local images are embedded, remote ones are named, not fetched), escapes every piece of
 model text, and declares a Content-Security-Policy that would block a script if one slipped in.
@@ -37,6 +38,9 @@ nav ul { padding-left: 18px; margin: 6px 0; }
 details.case { border: 1px solid #e0e0e0; border-radius: 6px; margin: 6px 0; padding: 4px 10px; }
 details.case > summary { cursor: pointer; font-size: 13px; }
 .rows { overflow-x: auto; }
+.rows table { width: 100%; }
+.rl-md p { margin: 6px 0; }
+.rl-md pre { white-space: pre-wrap; background: #f4f4f4; padding: 4px 6px; }
 .note { color: #666; font-size: 13px; margin: 6px 0; }
 """
 
@@ -91,12 +95,15 @@ def report_html(
 
 def _section(name: str, anchor: str, result: EvalResult, max_rows: int, max_cases: int) -> str:
     from .widgets._cells import case_payload
+    from .widgets._charts import chart_data
     from .widgets._source import as_source
     from .widgets._static import case_html, fmt_score, rubric_html, table_html
+    from .widgets._svg import charts_html
 
     source = as_source(result)
     n = len(source.table)
     out = [f'<section id="{anchor}"><h2>{_esc(name)}</h2>']
+    out.append(f'<div class="charts">{charts_html(chart_data(source))}</div>')
     out.append(f'<div class="rows">{table_html(source, title="", max_rows=max_rows)}</div>')
     for info in result.metrics:
         if info.rubric is not None:

@@ -34,9 +34,13 @@ __all__ = [
 
 MetricKind = Literal["pointwise", "pairwise", "template"]
 
-#: field suffixes whose values are lists/dicts (stored as JSON text in flat files)
+#: field suffixes whose values may be lists/dicts (JSON text in Parquet, nested JSON in JSONL)
 _NESTED_FIELDS = ("criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric")
-_FORMAT_VERSION = 1
+#: 1: nested values as NUL-tagged JSON strings (still read); 2: real nested JSON in JSONL, and
+#: Parquet's JSON-text columns listed in the header's ``json_columns``
+_FORMAT_VERSION = 2
+#: the format version written (streamed runs write the same files)
+FORMAT_VERSION = _FORMAT_VERSION
 #: a file-backed result with more rows shows its summary, not its table, when displayed
 DISPLAY_LOAD_MAX_ROWS = 100_000
 #: the summary columns shown in text form, in reading order
@@ -239,17 +243,27 @@ class EvalResult:
         bundle: dict[str, Any] = display.result_mimebundle(self)
         return bundle
 
+    # -- tracking ------------------------------------------------------------------------------------
+    def log_to_mlflow(self, name: str = "rubriclab", *, artifact_dir: str = "rubriclab") -> str:
+        """Log summary metrics, the table, the rubrics and the HTML report into the active MLflow
+        run (started and ended here if none is active); returns the run id. Needs
+        ``pip install 'rubriclab[mlflow]'``."""
+        from .mlflow_log import log_result
+
+        return log_result(self, self._flat_table()[0], name=name, artifact_dir=artifact_dir)
+
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the result: ``.jsonl`` (always available) or ``.parquet`` (needs pyarrow).
 
-        Nested fields (criteria lists, raw outputs, rubrics) are stored as JSON text so both formats
-        round-trip exactly; run metadata goes in a first ``{"__rubriclab__": ...}`` line (JSONL) or
-        the Parquet schema metadata.
+        JSONL is plain: a first ``{"__rubriclab__": ...}`` header line (metrics, judge, run
+        stats), then one JSON object per row with nested fields (criteria, rubrics, raw outputs)
+        as real JSON, so ``jq`` and ``pandas.read_json(lines=True)`` read it. Parquet stores
+        nested fields as JSON text (named in the header) and the header in the schema metadata.
+        Both load back exactly with :func:`load_result`.
         """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        flat = self._flat_table()
         header = self._header()
         if path.suffix == ".parquet":
             try:
@@ -259,6 +273,8 @@ class EvalResult:
                 raise ImportError(
                     "saving Parquet needs pyarrow: pip install 'rubriclab[arrow]', or save as .jsonl"
                 ) from None
+            flat, json_columns = self._flat_table()
+            header["json_columns"] = json_columns
             table = pa.Table.from_pandas(flat, preserve_index=False)
             meta = dict(table.schema.metadata or {})
             meta[b"rubriclab"] = json.dumps(header).encode()
@@ -266,8 +282,8 @@ class EvalResult:
         else:
             with path.open("w", encoding="utf-8") as fh:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
-                for record in flat.to_dict(orient="records"):
-                    fh.write(json.dumps({k: _plain(v) for k, v in record.items()}) + "\n")
+                for record in self.table.to_dict(orient="records"):
+                    fh.write(json.dumps({str(k): _plain(v) for k, v in record.items()}) + "\n")
         return path
 
     def _header(self) -> dict[str, Any]:
@@ -278,19 +294,22 @@ class EvalResult:
             "is_mock": self.is_mock,
             "stats": self.stats.to_dict(),
             "meta": _plain(self.meta),
-            "columns": list(self.table.columns),
+            "columns": [str(c) for c in self.table.columns],
         }
 
-    def flat_table(self) -> pd.DataFrame:
-        """The table as saved: nested values (criteria, raw outputs, rubrics) as JSON text."""
+    def flat_table(self) -> tuple[pd.DataFrame, list[str]]:
+        """The table as Parquet stores it, and the columns whose values are JSON text."""
         return self._flat_table()
 
-    def _flat_table(self) -> pd.DataFrame:
+    def _flat_table(self) -> tuple[pd.DataFrame, list[str]]:
+        """The table with nested columns as JSON text (Parquet columns hold one type)."""
         flat = self.table.copy()
+        json_columns = []
         for col in flat.columns:
             if _is_nested(str(col)) or flat[col].map(_is_container).any():
                 flat[col] = flat[col].map(_to_json_text)
-        return flat
+                json_columns.append(str(col))
+        return flat, json_columns
 
 
 def load_result(path: str | Path) -> EvalResult:
@@ -318,10 +337,12 @@ def load_result(path: str | Path) -> EvalResult:
                 ) from None
             records = [json.loads(line) for line in fh if line.strip()]
         frame = pd.DataFrame.from_records(records, columns=header.get("columns"))
-    json_cols = [c for c in frame.columns if _is_nested(str(c))]
-    for col in frame.columns:
-        if col in json_cols or frame[col].map(_looks_like_json_container).any():
-            frame[col] = frame[col].map(_from_json_text)
+    if header.get("version", 1) < 2:
+        _decode_tagged(frame)
+    else:
+        for col in header.get("json_columns", []):
+            if col in frame.columns:
+                frame[col] = frame[col].map(_from_json_text)
     for col in frame.columns:
         if str(col).endswith("/rubric") or col == "rubric":
             frame[col] = frame[col].map(lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v)
@@ -419,7 +440,8 @@ def open_result(path: str | Path) -> FileResult:
 
 
 # -- helpers -----------------------------------------------------------------------------------------
-_JSON_TAG = "\x00json:"
+#: version 1 files tagged nested values' JSON text with this prefix
+_V1_JSON_TAG = "\x00json:"
 
 
 def _is_nested(column: str) -> bool:
@@ -434,19 +456,26 @@ def _to_json_text(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     try:  # plain JSON already (the usual case): the C encoder, no walk through the value
-        return _JSON_TAG + json.dumps(value, allow_nan=False)
+        return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):  # numpy scalars, rubrics, NaN inside: made plain first
-        return _JSON_TAG + json.dumps(_plain(value))
-
-
-def _looks_like_json_container(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(_JSON_TAG)
+        return json.dumps(_plain(value))
 
 
 def _from_json_text(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_JSON_TAG):
-        return json.loads(value[len(_JSON_TAG) :])
-    return value
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _decode_tagged(frame: pd.DataFrame) -> None:
+    """Version 1 files: every ``"\\x00json:..."`` string back to its list or dict."""
+
+    def decode(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(_V1_JSON_TAG):
+            return json.loads(value[len(_V1_JSON_TAG) :])
+        return value
+
+    for col in frame.columns:
+        if frame[col].map(lambda v: isinstance(v, str) and v.startswith(_V1_JSON_TAG)).any():
+            frame[col] = frame[col].map(decode)
 
 
 def plain(value: Any) -> Any:

@@ -8,6 +8,7 @@ is, never a silently ignored setting. Relative paths are read from the config's 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+
+from .config_errors import did_you_mean, explain
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -54,7 +57,7 @@ class JudgeConfig(BaseModel):
         description="true: the default SQLite file; a path: that file; false: no cache",
     )
 
-    def build(self, base: Path = Path(".")) -> Judge:
+    def build(self, base: Path = Path("."), *, allow_outside: bool = False) -> Judge:
         import os
 
         from .judges import Judge
@@ -73,10 +76,19 @@ class JudgeConfig(BaseModel):
                 )
             options["api_key"] = key
         if isinstance(self.cache, str):
-            options["cache"] = base / self.cache  # re-runs answer finished calls from here
+            # re-runs answer finished calls from here
+            options["cache"] = _inside(base, self.cache, "judge.cache", allow_outside)
         elif self.cache is not None:
             options["cache"] = self.cache
-        return Judge(self.spec, **options)
+        if self.spec.strip().startswith(("http://", "https://")) and not self.model:
+            raise ConfigError(
+                f"judge.spec is a URL ({self.spec}): add judge.model with the model name the "
+                "endpoint serves, e.g. model: qwen2.5:7b"
+            )
+        try:
+            return Judge(self.spec, **options)
+        except ValueError as exc:
+            raise ConfigError(f"judge: {as_config_keys(str(exc))}") from None
 
 
 class MetricConfig(BaseModel):
@@ -105,7 +117,7 @@ class MetricConfig(BaseModel):
             raise ValueError("a metric name must be non-empty and contain no '/'")
         return value
 
-    def build(self, base: Path, index: int) -> RubricMetric:
+    def build(self, base: Path, index: int, *, allow_outside: bool = False) -> RubricMetric:
         """The metric this entry describes; files are read relative to ``base``."""
         from . import metrics
         from .rubric import Rubric, RubricError
@@ -120,14 +132,19 @@ class MetricConfig(BaseModel):
         pairwise = self.pairwise or self.baseline is not None
         options: dict[str, Any] = {"samples": self.samples}
         if self.template is not None:
-            options["template"] = _read_text(base / self.template, f"{where}.template")
+            template = _inside(base, self.template, f"{where}.template", allow_outside)
+            options["template"] = _read_text(template, f"{where}.template")
         if pairwise:
             options["baseline_column"] = self.baseline or "baseline_model_response"
         if self.use is not None:
             try:
                 found = metrics.by_name(self.use)
-            except KeyError as exc:
-                raise ConfigError(f"{where}.use: {exc.args[0]}") from None
+            except KeyError:
+                hint = did_you_mean(self.use, metrics.PREDEFINED)
+                raise ConfigError(
+                    f"{where}.use: no predefined metric {self.use!r}{hint}; choose one of: "
+                    + ", ".join(sorted(metrics.PREDEFINED))
+                ) from None
             if pairwise and found.kind != "pairwise":
                 found = metrics.by_name(f"pairwise_{found.name}")
             name = self.name or found.name
@@ -141,13 +158,23 @@ class MetricConfig(BaseModel):
             if isinstance(self.rubric, str) and "\n" in self.rubric:
                 rubric = Rubric.from_yaml(self.rubric)  # a YAML block inline
             elif isinstance(self.rubric, str):
-                rubric = Rubric.from_yaml(_resolve_file(base / self.rubric, f"{where}.rubric"))
+                path = _inside(base, self.rubric, f"{where}.rubric", allow_outside)
+                rubric = Rubric.from_yaml(_resolve_file(path, f"{where}.rubric"))
             elif isinstance(self.rubric, list):
                 rubric = Rubric.from_dict({"criteria": self.rubric})
             else:
                 assert self.rubric is not None
                 rubric = Rubric.from_dict(self.rubric)
-        except (RubricError, ValidationError, ValueError) as exc:
+        except ConfigError:
+            raise
+        except ValidationError as exc:
+            inline = not isinstance(self.rubric, str) or "\n" in self.rubric
+            prefix = f"{where}.rubric" if inline else ""
+            told = explain(exc, Rubric, prefix=prefix)
+            raise ConfigError(
+                told if inline else f"{where}.rubric ({self.rubric}): {told}"
+            ) from None
+        except (RubricError, ValueError) as exc:
             raise ConfigError(f"{where}.rubric: {exc}") from None
         name = self.name or rubric.name or "rubric"
         cls = metrics.PairwiseRubricMetric if pairwise else metrics.RubricMetric
@@ -175,6 +202,8 @@ class RunConfig(BaseModel):
 
     #: the folder relative paths are read from (the config file's folder)
     _base: Path = PrivateAttr(default=Path("."))
+    #: paths may leave the config's folder only when the user says so (--allow-outside)
+    _allow_outside: bool = PrivateAttr(default=False)
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -195,15 +224,15 @@ class RunConfig(BaseModel):
         return self._base
 
     def data_path(self) -> Path:
-        return _resolve_file(self.base / self.data, "data")
+        return _resolve_file(_inside(self.base, self.data, "data", self._allow_outside), "data")
 
     def output_dir(self) -> Path:
-        return self.base / self.output
+        return _inside(self.base, self.output, "output", self._allow_outside)
 
     def build_metrics(self) -> list[RubricMetric]:
         built = []
         for i, entry in enumerate(self.metrics):
-            built.append(entry.build(self.base, i))
+            built.append(entry.build(self.base, i, allow_outside=self._allow_outside))
         names = [m.name for m in built]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -213,11 +242,17 @@ class RunConfig(BaseModel):
         return built
 
     def build_judge(self) -> Judge | None:
-        return None if self.judge is None else self.judge.build(self.base)
+        if self.judge is None:
+            return None
+        return self.judge.build(self.base, allow_outside=self._allow_outside)
 
 
-def load_config(path: str | Path) -> RunConfig:
-    """Read and validate a config file; errors name the file and the offending key."""
+def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
+    """Read and validate a config file; errors name the file and the offending key.
+
+    Paths in the config are read relative to its folder and must stay inside it, unless
+    ``allow_outside`` (the CLI's ``--allow-outside``).
+    """
     path = Path(path)
     text = _read_text(path, "config")
     try:
@@ -235,20 +270,25 @@ def load_config(path: str | Path) -> RunConfig:
     try:
         config = RunConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: " + "; ".join(_problem(e) for e in exc.errors())) from None
+        raise ConfigError(f"{path}: {explain(exc, RunConfig)}") from None
     config._base = path.parent
+    config._allow_outside = allow_outside
     return config
 
 
-def _problem(error: Any) -> str:
-    """One pydantic error as ``key.path: what is wrong``."""
-    loc = [str(p) for p in error["loc"]]
-    where = ".".join(p if not p.isdigit() else f"[{p}]" for p in loc).replace(".[", "[")
-    if error["type"] == "extra_forbidden":
-        return f"unknown key {loc[-1]!r} at {where or 'top level'}"
-    if error["type"] == "missing":
-        return f"missing key {where!r}"
-    return f"{where}: {error['msg'].removeprefix('Value error, ')}"
+_PY_HINTS = (
+    (re.compile(r"needs model='\.\.\.'"), "needs judge.model"),
+    (re.compile(r"\(or pass api_key=\.\.\.\)"), "(or name another variable in judge.api_key_env)"),
+    (re.compile(r"with model='\.\.\.'"), "with judge.model"),
+    (re.compile(r", or use Judge\('mock'\) to run offline"), ", or use judge: mock to run offline"),
+)
+
+
+def as_config_keys(message: str) -> str:
+    """A judge error written for Python callers, retold with the config's keys."""
+    for pattern, replacement in _PY_HINTS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def _resolve_file(path: Path, what: str) -> Path:
@@ -262,3 +302,15 @@ def _read_text(path: Path, what: str) -> str:
         return _resolve_file(path, what).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{what}: {path} is not UTF-8 text") from None
+
+
+def _inside(base: Path, path: str, key: str, allow_outside: bool) -> Path:
+    """``path`` from the config, kept inside the config's folder (see :mod:`rubriclab.paths`)."""
+    from .paths import PathOutsideError, resolve_inside
+
+    try:
+        return resolve_inside(
+            path, base, key=key, allow_outside=allow_outside, allow_hint="--allow-outside"
+        )
+    except PathOutsideError as exc:
+        raise ConfigError(str(exc)) from None

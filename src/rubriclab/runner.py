@@ -64,6 +64,10 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the except block: an error from coro is not "during handling"
         return asyncio.run(coro)
     return _run_in_thread(coro)
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from .cache import MemoryCache
 from .data import DataError, to_frame
-from .result import EvalResult, FileResult, RunStats, open_result, plain
+from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
 from .scoring import Summary, wilson_interval
 
 if TYPE_CHECKING:
@@ -230,7 +230,8 @@ def judge_frame(
     ``mapInPandas`` function)."""
     from .evaluate import evaluate
 
-    return evaluate(frame, metrics, judge=judge, **options).flat_table()
+    flat, _json_columns = evaluate(frame, metrics, judge=judge, **options).flat_table()
+    return flat
 
 
 @dataclass
@@ -247,6 +248,7 @@ class _State:
     judge: str = ""
     is_mock: bool = False
     columns: list[str] = field(default_factory=list)
+    json_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -261,6 +263,7 @@ class _State:
             "judge": self.judge,
             "is_mock": self.is_mock,
             "columns": self.columns,
+            "json_columns": self.json_columns,
         }
 
     @classmethod
@@ -276,6 +279,7 @@ class _State:
             judge=str(data.get("judge", "")),
             is_mock=bool(data.get("is_mock", False)),
             columns=list(data.get("columns", [])),
+            json_columns=list(data.get("json_columns", [])),
         )
 
 
@@ -316,7 +320,9 @@ async def astream_evaluate(
         if chunk.index.start < skip:  # type: ignore[attr-defined]
             continue  # finished before an interruption: already in a chunk file
         result = await aevaluate(chunk, metrics, judge=run_judge, **options)
-        _write_chunk(partial, state.chunks, result, parquet)
+        for col in _write_chunk(partial, state.chunks, result, parquet):
+            if col not in state.json_columns:
+                state.json_columns.append(col)
         _advance(state, result, len(chunk))
         _write_json_atomic(partial / "state.json", state.to_dict())
         if chunk_cache is not None:
@@ -416,28 +422,32 @@ def _chunk_path(partial: Path, k: int, parquet: bool) -> Path:
     return partial / f"chunk-{k:06d}.{'parquet' if parquet else 'jsonl'}"
 
 
-def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> None:
-    flat = result.flat_table()
+def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> list[str]:
+    """Write one chunk as the saved format has it; returns Parquet's JSON-text columns."""
     path = _chunk_path(partial, k, parquet)
     tmp = path.with_name(path.name + ".tmp")
+    json_columns: list[str] = []
     if parquet:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        flat, json_columns = result.flat_table()
         pq.write_table(pa.Table.from_pandas(flat, preserve_index=False), tmp)
         _fsync(tmp)
-    else:
+    else:  # JSONL: nested fields as real JSON, like EvalResult.save
+        table = result.table.copy()
+        table.columns = [str(c) for c in table.columns]
         with tmp.open("w", encoding="utf-8") as fh:
-            flat.columns = [str(c) for c in flat.columns]
-            for record in flat.to_dict(orient="records"):  # native Python values
+            for record in table.to_dict(orient="records"):  # native Python values
                 try:
                     line = json.dumps(record, allow_nan=False)
-                except (TypeError, ValueError):  # numpy scalars, NaN: made plain first
+                except (TypeError, ValueError):  # rubrics, numpy scalars, NaN: made plain
                     line = json.dumps({c: plain(v) for c, v in record.items()})
                 fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, path)
+    return json_columns
 
 
 def _advance(state: _State, result: EvalResult, rows: int) -> None:
@@ -463,9 +473,9 @@ def _advance(state: _State, result: EvalResult, rows: int) -> None:
     state.rows += rows
 
 
-def _header(state: _State) -> dict[str, Any]:
-    return {
-        "version": 1,
+def _header(state: _State, parquet: bool) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "version": FORMAT_VERSION,
         "metrics": state.metrics,
         "judge": state.judge,
         "is_mock": state.is_mock,
@@ -476,13 +486,16 @@ def _header(state: _State) -> dict[str, Any]:
         "summary": {k: v.summary().model_dump() for k, v in state.running.items()},
         "stream": {"fingerprint": state.fingerprint, "chunk_rows": state.chunk_rows},
     }
+    if parquet:  # JSONL holds nested values as real JSON; Parquet as JSON text, named here
+        header["json_columns"] = state.json_columns
+    return header
 
 
 def _assemble(out: Path, partial: Path, state: _State, parquet: bool) -> None:
     """Join the chunk files into ``out`` (temp file, then rename), one piece at a time."""
     tmp = out.with_name(out.name + ".tmp")
     parts = [_chunk_path(partial, k, parquet) for k in range(state.chunks)]
-    header = _header(state)
+    header = _header(state, parquet)
     if parquet:
         _join_parquet(parts, tmp, header)
     else:

@@ -17,6 +17,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .templates import DEFAULT_RENDER_TIMEOUT, check_render_timeout
+
 __all__ = ["DEFAULT_PROMPT_TEMPLATE", "PROMPT_VARIABLES", "TemplateMetric"]
 
 #: the names a raw partition can be bound under: one span, or one whole trace
@@ -97,6 +99,14 @@ class TemplateMetric(BaseModel):
             "for traces that are genuinely large; the prompt is never silently truncated to fit."
         ),
     )
+    render_timeout: float = Field(
+        default=DEFAULT_RENDER_TIMEOUT,
+        description=(
+            "Seconds one render of the template may take; a render that runs longer is refused "
+            "on its row (the template sandbox's time budget)"
+        ),
+        json_schema_extra=_role("operational"),
+    )
     version: str = Field(
         default="1.0.0",
         min_length=1,
@@ -149,6 +159,7 @@ class TemplateMetric(BaseModel):
         "timeout_seconds",
         "concurrency_limit",
         "max_prompt_chars",
+        "render_timeout",
         mode="before",
     )
     @classmethod
@@ -170,6 +181,11 @@ class TemplateMetric(BaseModel):
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"timeout_seconds must be a positive number, got {value!r}")
         return value
+
+    @field_validator("render_timeout")
+    @classmethod
+    def _check_render_timeout(cls, value: float) -> float:
+        return check_render_timeout(value)
 
     @field_validator("concurrency_limit")
     @classmethod

@@ -1,16 +1,22 @@
 """Sandboxed Jinja2 rendering for every prompt rubriclab sends.
 
-Built-in prompts and user-written templates go through the same sandbox, because user
-templates bind raw objects (spans, traces, cases) and may be shared between people:
+Built-in prompts and user-written templates go through the same sandbox, because templates come
+from shared notebooks, run configs and ``%%rubric --template`` cells: every template is treated
+as hostile. The sandbox is an allowlist, not a blocklist:
 
-* ``ImmutableSandboxedEnvironment``: no ``_private`` / ``__dunder__`` access, no mutation of
-  lists and dicts, no ``str.format`` tricks;
+* what a template can reach is plain data. Every bound value becomes a read-only view first
+  (:mod:`rubriclab.template_values`): mappings, sequences, strings, numbers, and records exposing
+  only data fields plus the few properties and methods declared safe for rubriclab's own
+  classes. Any other attribute, item or call is refused with :class:`TemplateSecurityError`
+  naming it, including through filters (``map(attribute=)``, ``sort(attribute=)``...);
 * ``StrictUndefined``: a misspelt variable is an error naming the template and line, never
   an empty string in a prompt;
-* an explicit filter allowlist (:data:`ALLOWED_FILTERS`) and one global, a bounded ``range``;
-* limits on what a template can build: string/list repetition and concatenation, padding,
-  loop steps, call depth, big powers. A template that hits one fails fast with
-  :class:`TemplateSecurityError` instead of eating the machine.
+* an explicit filter allowlist (:data:`ALLOWED_FILTERS`), a short ``str`` method allowlist,
+  and one global, a bounded ``range``;
+* limits on what is produced, whatever produces it (:mod:`rubriclab.template_limits`): every
+  string, list and integer a template builds is size-checked, text of any value is built with
+  a limit, and a render has a wall-clock budget (``render_timeout``, default 2 s) checked in
+  loops, calls, filters and operators. A template that hits a limit fails fast on its own row.
 
 A rendered prompt longer than ``max_prompt_chars`` raises :class:`PromptTooLong`; prompts
 are never truncated. The one truncation allowed is ``tojson(max_chars=N)``, which caps a
@@ -29,25 +35,60 @@ import enum
 import functools
 import json
 import re
-import types
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 import jinja2.nodes
 from jinja2 import filters as jfilters
 from jinja2 import meta as jmeta
+from jinja2 import tests as jtests
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.runtime import Context
+from jinja2.runtime import BlockReference, Context, LoopContext, Macro, TemplateReference
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel
+
+from .template_limits import (
+    BUDGET,
+    DEFAULT_RENDER_TIMEOUT,
+    MAX_BUILT_CHARS,
+    MAX_CALL_DEPTH,
+    MAX_INT_BITS,
+    MAX_ITEMS,
+    MAX_LOOP_STEPS,
+    MAX_RANGE,
+    MAX_TREE,
+    Budget,
+    bounded_str,
+    check_chars,
+    check_items,
+    check_result,
+    check_tree,
+    refuse,
+    replace_size,
+    str_method,
+    tick,
+    tree_units,
+)
+from .template_values import (
+    MISSING,
+    MapView,
+    MemberRefused,
+    SafeCall,
+    SeqView,
+    View,
+    bind,
+    member,
+    refuse_member,
+    unwrap,
+)
 
 __all__ = [
     "ALLOWED_FILTERS",
     "DEFAULT_MAX_PROMPT_CHARS",
+    "DEFAULT_RENDER_TIMEOUT",
     "PROMPTS_DIR",
     "PromptLibrary",
     "PromptTooLong",
@@ -56,6 +97,7 @@ __all__ = [
     "TemplateSecurityError",
     "brace_placeholders",
     "builtin_names",
+    "check_render_timeout",
     "compile_template",
     "format_braces",
     "load_builtin",
@@ -65,16 +107,6 @@ __all__ = [
 
 DEFAULT_MAX_PROMPT_CHARS = 100_000
 PROMPTS_DIR = Path(__file__).with_name("prompts")
-
-# Limits on what a template may build. Generous for prompts, small enough to fail fast.
-MAX_RANGE = 10_000  # items a single range() may produce
-MAX_ITEMS = 100_000  # items a list/tuple built by * or + may hold
-MAX_BUILT_CHARS = 2_000_000  # characters a single string built in the template may hold
-MAX_LOOP_STEPS = 1_000_000  # loop iterations per render, over all loops
-MAX_CALL_DEPTH = 48  # nested calls (macros, loop(), methods) per render
-MAX_POW_BITS = 100_000  # size of an integer a ** may build
-MAX_TOJSON_INDENT = 16
-_OVERFLOW_COUNT_LIMIT = 20_000_000  # stop measuring a too-long prompt past this size
 
 
 class TemplateError(Exception):
@@ -91,6 +123,16 @@ class TemplateError(Exception):
                 where += f" line {lineno}"
             where += ": "
         super().__init__(where + reason)
+
+
+MAX_TOJSON_INDENT = 16
+_MAX_ERROR_CHARS = 1_000  # of an unexpected error's message, in a row's error
+MAX_WORDWRAP_CHARS = 200_000  # wrapping is slow per character
+MAX_TEMPLATE_CHARS = 100_000  # source text of one template (text is cheap, tags are not)
+MAX_TEMPLATE_CODE_CHARS = 20_000  # characters inside tags: parsing them is the slow part
+MAX_TEMPLATE_NODES = 5_000  # expressions and tags in one template: compiling is not free
+MAX_RENDER_TIMEOUT = 600.0  # the most a configured render budget may be, in seconds
+_OVERFLOW_COUNT_LIMIT = 20_000_000  # stop measuring a too-long prompt past this size
 
 
 class TemplateSecurityError(TemplateError):
@@ -119,6 +161,8 @@ class PromptTooLong(TemplateError):
 
 def _json_default(obj: Any) -> Any:
     """Turn the objects templates meet (pydantic models, dataclasses, dates...) into JSON."""
+    if isinstance(obj, View):
+        return unwrap(obj)
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json")
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -146,7 +190,9 @@ def _json_default(obj: Any) -> Any:
 def tojson(value: Any, indent: int | None = None, max_chars: int | None = None) -> str:
     """JSON text of ``value``; with ``max_chars``, the text is cut there and marked as cut.
 
-    Unlike Jinja's own ``tojson`` this does not HTML-escape: prompts are text.
+    Unlike Jinja's own ``tojson`` this does not HTML-escape: prompts are text. The text is
+    written piece by piece, so a value whose JSON would be huge is refused (or, with
+    ``max_chars``, cut) without ever being built whole.
     """
     if indent is not None and (
         not isinstance(indent, int)
@@ -160,77 +206,196 @@ def tojson(value: Any, indent: int | None = None, max_chars: int | None = None) 
         not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 1
     ):
         raise ValueError(f"tojson max_chars must be a positive integer, got {max_chars!r}")
-    text = json.dumps(value, indent=indent, ensure_ascii=False, default=_json_default)
-    if max_chars is not None and len(text) > max_chars:
+    if isinstance(value, View) or value is None or isinstance(value, (str, int, float)):
+        # one bound value: its JSON is as big as the caller's data, never grown by the template
+        text = json.dumps(value, indent=indent, ensure_ascii=False, default=_json_default)
+        return _cut(text, len(text), max_chars)
+    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, default=_json_default)
+    keep = MAX_BUILT_CHARS if max_chars is None else min(max_chars, MAX_BUILT_CHARS)
+    parts: list[str] = []
+    kept = total = 0
+    for n, chunk in enumerate(encoder.iterencode(value)):
+        total += len(chunk)
+        if kept <= keep:
+            parts.append(chunk)
+            kept += len(chunk)
+        elif max_chars is None:
+            check_chars(total, "tojson")
+        if n % 64 == 0:
+            tick()
+    return _cut("".join(parts), total, max_chars)
+
+
+def _cut(text: str, total: int, max_chars: int | None) -> str:
+    """``text`` (the first part of ``total`` characters of JSON), cut at ``max_chars``."""
+    if max_chars is not None and total > max_chars:
         return (
             f"{text[:max_chars]} …[truncated by tojson(max_chars={max_chars}): "
-            f"{len(text) - max_chars:,} of {len(text):,} characters omitted]"
+            f"{total - max_chars:,} of {total:,} characters omitted]"
         )
+    check_chars(total, "tojson")
     return text
 
 
 # --------------------------------------------------------------------------------------
-# Filters: an explicit allowlist; the ones that can grow text are size-checked
+# Filters: an explicit allowlist, every one guarded (deadline, text of its input, its result)
 # --------------------------------------------------------------------------------------
 
 
-def _refuse(message: str) -> SecurityError:
-    return SecurityError(message)
+def _text(value: Any, what: str) -> str:
+    return value if isinstance(value, str) else bounded_str(value, what)
 
 
-def _check_chars(size: int, what: str) -> None:
-    if size > MAX_BUILT_CHARS:
-        raise _refuse(
-            f"{what} would build a string of about {size:,} characters; "
-            f"templates may build at most {MAX_BUILT_CHARS:,}"
-        )
-
-
-def _replace_size(s: str, old: str, new: str, count: int | None) -> int:
-    hits = len(s) + 1 if old == "" else s.count(old)
+def _filter_replace(s: Any, old: Any, new: Any, count: int | None = None) -> str:
+    text = _text(s, "replace")
+    old, new = str(old), str(new)
     if count is not None and count >= 0:
-        hits = min(hits, count)
-    return len(s) + hits * (len(new) - len(old))
+        check_chars(replace_size(text, old, new, count), "replace")
+        return text.replace(old, new, count)
+    check_chars(replace_size(text, old, new, None), "replace")
+    return text.replace(old, new)
 
 
-@jinja2.pass_eval_context
-def _filter_replace(
-    eval_ctx: jinja2.nodes.EvalContext, s: str, old: str, new: str, count: int | None = None
-) -> str:
-    _check_chars(_replace_size(str(s), str(old), str(new), count), "replace")
-    return jfilters.do_replace(eval_ctx, s, old, new, count)
-
-
-@jinja2.pass_eval_context
+@jinja2.pass_environment
 def _filter_join(
-    eval_ctx: jinja2.nodes.EvalContext, value: Iterable[Any], d: str = "", attribute: Any = None
+    environment: jinja2.Environment, value: Iterable[Any], d: Any = "", attribute: Any = None
 ) -> str:
-    items = list(value)
-    _check_chars(len(str(d)) * max(len(items) - 1, 0), "join")
-    return jfilters.sync_do_join(eval_ctx, items, d, attribute)
+    sep = _text(d, "join")
+    if attribute is not None:
+        value = map(jfilters.make_attrgetter(environment, attribute), value)
+    parts: list[str] = []
+    size = 0
+    for item in value:
+        tick()
+        text = _text(item, "join")
+        size += len(text) + (len(sep) if parts else 0)
+        check_chars(size, "join")
+        parts.append(text)
+    return sep.join(parts)
 
 
-def _filter_indent(s: str, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
+def _filter_indent(s: Any, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
+    text = _text(s, "indent")
     pad_len = len(width) if isinstance(width, str) else int(width)
-    _check_chars(len(str(s)) + (str(s).count("\n") + 1) * pad_len, "indent")
-    return jfilters.do_indent(s, width, first, blank)
+    check_chars(len(text) + (text.count("\n") + 1) * pad_len, "indent")
+    return jfilters.do_indent(text, width, first, blank)
+
+
+@jinja2.pass_environment
+def _filter_wordwrap(
+    environment: jinja2.Environment,
+    s: Any,
+    width: int = 79,
+    break_long_words: bool = True,
+    wrapstring: str | None = None,
+    break_on_hyphens: bool = True,
+) -> str:
+    text = _text(s, "wordwrap")
+    if len(text) > MAX_WORDWRAP_CHARS:
+        raise refuse(
+            f"wordwrap works on at most {MAX_WORDWRAP_CHARS:,} characters, got {len(text):,}"
+        )
+    sep = environment.newline_sequence if wrapstring is None else _text(wrapstring, "wordwrap")
+    if not isinstance(width, int) or width < 1:
+        raise ValueError(f"wordwrap width must be a positive integer, got {width!r}")
+    # every line but the last is at least width/2 characters long (or ends a paragraph)
+    lines = 2 * len(text) // width + text.count("\n") + 2
+    check_chars(len(text) + lines * len(sep), "wordwrap")
+    return jfilters.do_wordwrap(environment, text, width, break_long_words, sep, break_on_hyphens)
 
 
 def _filter_batch(value: Iterable[Any], linecount: int, fill_with: Any = None) -> Any:
     if linecount > MAX_ITEMS:
-        raise _refuse(f"batch({linecount:,}) is over the limit of {MAX_ITEMS:,} items per batch")
+        raise refuse(f"batch({linecount:,}) is over the limit of {MAX_ITEMS:,} items per batch")
     return jfilters.do_batch(value, linecount, fill_with)
 
 
 def _filter_slice(value: Collection[Any], slices: int, fill_with: Any = None) -> Any:
     if slices > MAX_ITEMS:
-        raise _refuse(f"slice({slices:,}) is over the limit of {MAX_ITEMS:,} slices")
+        raise refuse(f"slice({slices:,}) is over the limit of {MAX_ITEMS:,} slices")
     return jfilters.sync_do_slice(value, slices, fill_with)
+
+
+@jinja2.pass_environment
+def _filter_sum(
+    environment: jinja2.Environment, iterable: Iterable[Any], attribute: Any = None, start: Any = 0
+) -> Any:
+    """``sum`` of numbers only (``sum(start=[])`` would concatenate lists without a limit)."""
+    if attribute is not None:
+        iterable = map(jfilters.make_attrgetter(environment, attribute), iterable)
+
+    def number(item: Any) -> Any:
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise TypeError(f"sum adds numbers, not {type(item).__name__}")
+        return item
+
+    total = number(start)
+    for item in iterable:
+        tick()
+        total = total + number(item)
+    return total
+
+
+MAX_ROUND_DIGITS = 30
+
+
+def _filter_round(value: float, precision: int = 0, method: str = "common") -> float:
+    """``round`` with a sane precision: rounding an int to -10**9 digits computes 10**(10**9)."""
+    if isinstance(precision, bool) or not isinstance(precision, int):
+        raise TypeError(f"round precision must be a whole number, got {precision!r}")
+    if not -MAX_ROUND_DIGITS <= precision <= MAX_ROUND_DIGITS:
+        raise ValueError(
+            f"round precision must be between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}, "
+            f"got {precision:,}"
+        )
+    return jfilters.do_round(value, precision, method)  # type: ignore[arg-type]
+
+
+@jinja2.pass_eval_context
+def _filter_list(eval_ctx: jinja2.nodes.EvalContext, value: Any) -> list[Any]:
+    if isinstance(value, Sized):
+        check_items(len(value), "list")
+    out = []
+    for item in value:
+        tick()
+        out.append(item)
+        if len(out) > MAX_ITEMS:
+            check_items(len(out), "list")
+    return out
+
+
+def _filter_string(value: Any) -> str:
+    return _text(value, "string")
+
+
+def _text_first(name: str) -> Callable[..., Any]:
+    """Filters that read their input as text: the text is built with a limit first."""
+    original = jfilters.FILTERS[name]
+
+    @functools.wraps(original)
+    def text_filter(*args: Any, **kwargs: Any) -> Any:
+        given = list(args)
+        at = 1 if getattr(original, "jinja_pass_arg", None) is not None else 0
+        if len(given) > at:
+            given[at] = _text(given[at], name)
+        return original(*given, **kwargs)
+
+    return text_filter
+
+
+def _guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Every filter checks the deadline before it runs and the size of what it returns."""
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        tick()
+        return check_result(fn(*args, **kwargs), name)
+
+    return guarded
 
 
 _PLAIN_FILTERS = [
     "abs",
-    "capitalize",
     "count",
     "d",
     "default",
@@ -242,43 +407,60 @@ _PLAIN_FILTERS = [
     "items",
     "last",
     "length",
-    "list",
-    "lower",
     "map",
     "max",
     "min",
     "reject",
     "rejectattr",
     "reverse",
-    "round",
     "select",
     "selectattr",
     "sort",
-    "string",
-    "sum",
-    "title",
-    "trim",
-    "truncate",
     "unique",
-    "upper",
-    "wordcount",
-    "wordwrap",
 ]
+_TEXT_FILTERS = ["capitalize", "lower", "title", "trim", "truncate", "upper", "wordcount"]
 
-_FILTERS: dict[str, Callable[..., Any]] = {name: jfilters.FILTERS[name] for name in _PLAIN_FILTERS}
-_FILTERS.update(
+_RAW_FILTERS: dict[str, Callable[..., Any]] = {
+    name: jfilters.FILTERS[name] for name in _PLAIN_FILTERS
+}
+_RAW_FILTERS.update({name: _text_first(name) for name in _TEXT_FILTERS})
+_RAW_FILTERS.update(
     {
         "replace": _filter_replace,
         "join": _filter_join,
         "indent": _filter_indent,
+        "wordwrap": _filter_wordwrap,
         "batch": _filter_batch,
         "slice": _filter_slice,
+        "sum": _filter_sum,
+        "round": _filter_round,
+        "list": _filter_list,
+        "string": _filter_string,
         "tojson": tojson,
     }
 )
+_FILTERS: dict[str, Callable[..., Any]] = {
+    name: _guarded(name, fn) for name, fn in _RAW_FILTERS.items()
+}
 
 #: The only filters templates may use; everything else is an error.
 ALLOWED_FILTERS: frozenset[str] = frozenset(_FILTERS)
+
+
+def _guarded_test(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def guarded(value: Any, *args: Any) -> Any:
+        tick()
+        if fn in (jtests.test_lower, jtests.test_upper):
+            value = _text(value, "a lower/upper test")
+        return fn(value, *args)
+
+    return guarded
+
+
+_TESTS: dict[str, Callable[..., Any]] = {
+    name: _guarded_test(cast("Callable[..., Any]", fn)) for name, fn in jtests.TESTS.items()
+}
 
 
 # --------------------------------------------------------------------------------------
@@ -286,25 +468,16 @@ ALLOWED_FILTERS: frozenset[str] = frozenset(_FILTERS)
 # --------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class _Budget:
-    steps: int = 0
-    depth: int = 0
-
-
-_BUDGET: ContextVar[_Budget | None] = ContextVar("rubriclab_template_budget", default=None)
-
-
 def _bounded_range(*args: int) -> range:
     """``range`` for templates: at most :data:`MAX_RANGE` items."""
     rng = range(*args)
     if len(rng) > MAX_RANGE:
-        raise _refuse(f"range() of {len(rng):,} items is over the limit of {MAX_RANGE:,}")
+        raise refuse(f"range() of {len(rng):,} items is over the limit of {MAX_RANGE:,}")
     return rng
 
 
 class _GuardedCodeGenerator(CodeGenerator):
-    """Routes ``~`` and for-loop iteration through the sandbox's size and step checks.
+    """Routes ``~``, for-loop iteration and list/tuple/dict literals through the sandbox.
 
     Jinja allows no custom node types, so loop iterables are marked by identity and
     wrapped when the generator writes them.
@@ -333,150 +506,252 @@ class _GuardedCodeGenerator(CodeGenerator):
             self.write(", ")
         self.write("))")
 
+    def visit_List(self, node: jinja2.nodes.List, frame: Frame) -> None:
+        self.write("environment.guarded_literal(")
+        super().visit_List(node, frame)
+        self.write(")")
 
-_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
-_SEQUENCES = (list, tuple)
+    def visit_Dict(self, node: jinja2.nodes.Dict, frame: Frame) -> None:
+        self.write("environment.guarded_literal(")
+        super().visit_Dict(node, frame)
+        self.write(")")
+
+    def visit_Tuple(self, node: jinja2.nodes.Tuple, frame: Frame) -> None:
+        if node.ctx != "load":  # an unpacking target: ``{% for a, b in ... %}``
+            super().visit_Tuple(node, frame)
+            return
+        self.write("environment.guarded_literal(")
+        super().visit_Tuple(node, frame)
+        self.write(")")
+
+
+#: attributes of ``loop`` inside a for-loop that templates may read
+_LOOP_MEMBERS = frozenset(
+    [
+        "index",
+        "index0",
+        "revindex",
+        "revindex0",
+        "first",
+        "last",
+        "length",
+        "depth",
+        "depth0",
+        "previtem",
+        "nextitem",
+        "cycle",
+        "changed",
+    ]
+)
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """Jinja's immutable sandbox plus limits on size, steps and depth."""
+    """Jinja's sandbox with an allowlist: templates read bound views and plain data only.
 
-    intercepted_binops = frozenset({"*", "**", "+", "%"})
+    Every attribute read, item read, call, operator, filter and loop step passes a check
+    here; what is not explicitly allowed is refused with :class:`TemplateSecurityError`.
+    """
+
+    intercepted_binops = frozenset({"*", "**", "+", "-", "%", "/", "//"})
     code_generator_class = _GuardedCodeGenerator
 
-    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            self._check_repeat(left, right)
-            self._check_repeat(right, left)
-        elif operator == "+":
-            if isinstance(left, str) and isinstance(right, str):
-                _check_chars(len(left) + len(right), "'+'")
-            elif isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
-                self._check_items(len(left) + len(right), "'+'")
-        elif operator == "%":
-            if isinstance(left, (str, bytes)):
-                raise _refuse(
-                    "the % operator on text (printf-style formatting) is not available in "
-                    "templates; join text with ~ and format numbers with the round or int filters"
-                )
-        elif (
-            operator == "**"
-            and isinstance(left, int)
-            and isinstance(right, int)
-            and right > 0
-            and abs(left) > 1
-        ):
-            bits = abs(left).bit_length() * right
-            if bits > MAX_POW_BITS:
-                raise _refuse(
-                    f"'**' would build an integer of about {bits:,} bits; "
-                    f"the limit is {MAX_POW_BITS:,}"
-                )
-        return super().call_binop(context, operator, left, right)
-
     @staticmethod
-    def _check_items(n: int, what: str) -> None:
-        if n > MAX_ITEMS:
-            raise _refuse(
-                f"{what} would build a list of {n:,} items; templates may build at most {MAX_ITEMS:,}"
-            )
+    def concat(parts: Iterable[str]) -> str:
+        """The output of a macro, ``caller()``, ``{% set %}`` or ``{% filter %}`` block, bounded."""
+        pieces = []
+        size = 0
+        for piece in parts:
+            size += len(piece)
+            check_chars(size, "a macro's or block's output")
+            pieces.append(piece)
+        tick()
+        return "".join(pieces)
 
-    def _check_repeat(self, seq: Any, times: Any) -> None:
-        if not isinstance(times, int) or isinstance(times, bool):
-            return
-        if isinstance(seq, str):
-            _check_chars(len(seq) * times, "'*'")
-        elif isinstance(seq, _SEQUENCES):
-            self._check_items(len(seq) * times, "'*'")
-
+    # -- reading -----------------------------------------------------------------------
     def getattr(self, obj: Any, attribute: str) -> Any:
+        tick()
         if isinstance(obj, jinja2.Undefined):  # name the missing variable, not its internals
             obj._fail_with_undefined_error()
-        return super().getattr(obj, attribute)
+        value = self._member(obj, attribute)
+        if value is MISSING:
+            return self.undefined(obj=unwrap(obj), name=attribute)
+        return value
 
     def getitem(self, obj: Any, argument: Any) -> Any:
+        tick()
         if isinstance(obj, jinja2.Undefined):
             obj._fail_with_undefined_error()
-        return super().getitem(obj, argument)
+        if isinstance(obj, (str, list, tuple, range, SeqView)) and not isinstance(argument, str):
+            try:
+                return obj[argument]
+            except (TypeError, LookupError):
+                return self.undefined(obj=unwrap(obj), name=argument)
+        if isinstance(obj, (dict, MapView)):
+            try:
+                return obj[argument]
+            except (TypeError, LookupError):
+                pass
+        if isinstance(argument, str):
+            return self.getattr(obj, argument)
+        return self.undefined(obj=unwrap(obj), name=argument)
 
-    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        """Refuse ``str.format`` / ``format_map``: they reach attributes and pad without limit."""
-        if (
-            isinstance(value, (types.MethodType, types.BuiltinMethodType))
-            and value.__name__ in ("format", "format_map")
-            and isinstance(getattr(value, "__self__", None), str)
-        ):
-            method = value.__name__
+    def _member(self, obj: Any, name: str) -> Any:
+        try:
+            if isinstance(obj, str):
+                method = str_method(obj, name)
+                if method is not None:
+                    return method
+                if name.startswith("_"):
+                    raise refuse_member(obj, name)
+                if hasattr(str, name):
+                    reason = (
+                        "join text with ~ and use filters such as round, tojson or join"
+                        if name in ("format", "format_map")
+                        else "templates may call only the str methods on the allowlist"
+                    )
+                    raise refuse(f"str.{name}() is not available in templates; {reason}")
+                return MISSING
+            if isinstance(obj, LoopContext):
+                if name in _LOOP_MEMBERS:
+                    value = getattr(obj, name)
+                    return SafeCall(value, f"loop.{name}") if callable(value) else value
+                raise refuse_member(obj, name)
+            if isinstance(obj, TemplateReference) and not name.startswith("_"):
+                try:
+                    return obj[name]  # self.<block>
+                except KeyError:
+                    return MISSING
+            if isinstance(obj, (Macro, BlockReference, TemplateReference, SafeCall)):
+                raise refuse_member(obj, name)
+            return member(obj, name)
+        except MemberRefused as exc:
+            raise refuse(str(exc)) from None
 
-            def refused(*args: Any, **kwargs: Any) -> str:
-                raise _refuse(
-                    f"str.{method}() is not available in templates; "
-                    "join text with ~ and use filters such as round, tojson or join"
-                )
-
-            return refused
-        return None
-
+    # -- calling -----------------------------------------------------------------------
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        budget = _BUDGET.get()
+        budget = tick()
+        if isinstance(__obj, jinja2.Undefined):
+            __obj._fail_with_undefined_error()
+        if not isinstance(__obj, __self._CALLABLE) and __obj is not _bounded_range:
+            raise refuse(f"{_callable_name(__obj)} is not callable in templates")
         if budget is not None:
             if budget.depth >= MAX_CALL_DEPTH:
-                raise _refuse(
+                raise refuse(
                     f"calls are nested more than {MAX_CALL_DEPTH} deep (a recursive macro?)"
                 )
             budget.depth += 1
         try:
-            if isinstance(__obj, types.BuiltinMethodType) and isinstance(
-                getattr(__obj, "__self__", None), str
-            ):
-                args = __self._check_str_method(__obj, args, kwargs)
-            return super().call(__context, __obj, *args, **kwargs)
+            result = __context.call(__obj, *args, **kwargs)
         finally:
             if budget is not None:
                 budget.depth -= 1
+        tick()
+        return check_result(result, _callable_name(__obj))
+
+    _CALLABLE = (SafeCall, Macro, LoopContext, BlockReference)
+
+    # -- operators ---------------------------------------------------------------------
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        tick()
+        if operator == "*":
+            self._check_repeat(left, right)
+            self._check_repeat(right, left)
+            if _is_int(left) and _is_int(right):
+                bits = left.bit_length() + right.bit_length()
+                if bits > MAX_INT_BITS:
+                    raise refuse(
+                        f"'*' would build an integer of about {bits:,} bits; "
+                        f"the limit is {MAX_INT_BITS:,}"
+                    )
+        elif operator == "+":
+            if isinstance(left, str) and isinstance(right, str):
+                check_chars(len(left) + len(right), "'+'")
+            elif isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+                check_items(len(left) + len(right), "'+'")
+        elif operator == "%":
+            if isinstance(left, (str, bytes)):
+                raise refuse(
+                    "the % operator on text (printf-style formatting) is not available in "
+                    "templates; join text with ~ and format numbers with the round or int filters"
+                )
+        elif operator == "**" and _is_int(left) and _is_int(right) and right > 0 and abs(left) > 1:
+            bits = abs(left).bit_length() * right
+            if bits > MAX_INT_BITS:
+                raise refuse(
+                    f"'**' would build an integer of about {bits:,} bits; "
+                    f"the limit is {MAX_INT_BITS:,}"
+                )
+        return check_result(super().call_binop(context, operator, left, right), f"'{operator}'")
 
     @staticmethod
-    def _check_str_method(
-        method: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Any, ...]:
-        s: str = method.__self__
-        name = method.__name__
-        if name in _PADDING_METHODS and args and isinstance(args[0], int):
-            _check_chars(args[0], f"str.{name}()")
-        elif name == "expandtabs":
-            tab = args[0] if args else kwargs.get("tabsize", 8)
-            if isinstance(tab, int):
-                _check_chars(len(s) + s.count("\t") * tab, "str.expandtabs()")
-        elif name == "replace" and len(args) >= 2 and all(isinstance(a, str) for a in args[:2]):
-            count = args[2] if len(args) > 2 and isinstance(args[2], int) else None
-            _check_chars(_replace_size(s, args[0], args[1], count), "str.replace()")
-        elif name == "join" and args:
-            items = list(args[0])
-            size = sum(len(x) for x in items if isinstance(x, str))
-            _check_chars(size + len(s) * max(len(items) - 1, 0), "str.join()")
-            return (items, *args[1:])
-        return args
+    def _check_repeat(seq: Any, times: Any) -> None:
+        if not _is_int(times):
+            return
+        if isinstance(seq, str):
+            check_chars(len(seq) * times, "'*'")
+        elif isinstance(seq, (list, tuple)):
+            check_items(len(seq) * times, "'*'")
+            if times > 0 and tree_units(seq) * times > MAX_TREE:
+                raise refuse(
+                    f"'*' would build a value of more than {MAX_TREE:,} characters and items "
+                    "counting what it repeats; templates must stay small"
+                )
 
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        return None  # str.format is never reachable: see _member
+
+    # -- building ----------------------------------------------------------------------
     def guarded_concat(self, parts: tuple[Any, ...]) -> str:
-        """``a ~ b``: joined like Jinja does, refused when the result would be huge."""
-        texts = [str(p) for p in parts]
-        _check_chars(sum(map(len, texts)), "'~'")
-        return "".join(texts)
+        """``a ~ b``: every part's text is bounded, then the whole."""
+        tick()
+        texts = []
+        size = 0
+        for part in parts:
+            text = _text(part, "'~'")
+            size += len(text)
+            check_chars(size, "'~'")
+            texts.append(text)
+        joined = "".join(texts)
+        check_result(joined, "'~'")
+        return joined
+
+    def guarded_literal(self, value: Any) -> Any:
+        """A list, tuple or dict written in the template, counted like any built value."""
+        tick()
+        return check_tree(value, "a literal")
 
     def guarded_iter(self, iterable: Any) -> Iterator[Any]:
-        """A for-loop's iterable, counted against the per-render step budget."""
-        budget = _BUDGET.get()
+        """A for-loop's iterable, counted against the per-render step budget and deadline."""
+        budget = BUDGET.get()
         if budget is None:
             yield from iterable
             return
         for item in iterable:
             budget.steps += 1
             if budget.steps > MAX_LOOP_STEPS:
-                raise _refuse(
+                raise refuse(
                     f"loops ran more than {MAX_LOOP_STEPS:,} steps in one render; "
                     "templates must stay small"
                 )
+            tick()
             yield item
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _callable_name(obj: Any) -> str:
+    if isinstance(obj, SafeCall):
+        return obj.label
+    name = getattr(type(obj), "__name__", "object")
+    return f"a {name} object"
+
+
+def _finalize(value: Any) -> Any:
+    """What ``{{ value }}`` prints: its text, bounded as it is built."""
+    tick()
+    return _text(value, "printing a value")
 
 
 def _make_environment(prompts_dir: Path | None) -> _Sandbox:
@@ -486,8 +761,10 @@ def _make_environment(prompts_dir: Path | None) -> _Sandbox:
         autoescape=False,
         loader=loader,
         auto_reload=False,
+        finalize=_finalize,
     )
     env.filters = dict(_FILTERS)
+    env.tests = dict(_TESTS)
     env.globals = {"range": _bounded_range}
     return env
 
@@ -543,9 +820,14 @@ def _translate(exc: BaseException, default_name: str) -> TemplateError:
     name = name or default_name
     if isinstance(exc, SecurityError):
         return TemplateSecurityError(f"refused by the sandbox: {exc}", template=name, lineno=lineno)
+    if isinstance(exc, MemoryError):
+        return TemplateSecurityError(
+            "refused by the sandbox: the render ran out of memory", template=name, lineno=lineno
+        )
     if isinstance(exc, RecursionError):
         return TemplateSecurityError(
-            "refused by the sandbox: recursion too deep (a recursive macro?)",
+            "refused by the sandbox: recursion too deep (a recursive macro or a deeply nested "
+            "expression?)",
             template=name,
             lineno=lineno,
         )
@@ -561,7 +843,10 @@ def _translate(exc: BaseException, default_name: str) -> TemplateError:
         return TemplateError(
             f"no built-in template named {exc.name!r}", template=name, lineno=lineno
         )
-    return TemplateError(f"{type(exc).__name__}: {exc}", template=name, lineno=lineno)
+    text = str(exc)
+    if len(text) > _MAX_ERROR_CHARS:  # an error must not carry a template's huge value along
+        text = text[:_MAX_ERROR_CHARS] + f" …[{len(text) - _MAX_ERROR_CHARS:,} characters more]"
+    return TemplateError(f"{type(exc).__name__}: {text}", template=name, lineno=lineno)
 
 
 # --------------------------------------------------------------------------------------
@@ -586,8 +871,29 @@ class Template:
         self.name = name or "<inline>"
         self.source = source
         env = _environment if _environment is not None else _default_library().environment
+        if len(source) > MAX_TEMPLATE_CHARS:
+            raise TemplateSecurityError(
+                f"the template is {len(source):,} characters; templates may be at most "
+                f"{MAX_TEMPLATE_CHARS:,}",
+                template=self.name,
+            )
+        code_chars = sum(len(m) for m in _TAG_RE.findall(source))
+        if code_chars > MAX_TEMPLATE_CODE_CHARS:
+            raise TemplateSecurityError(
+                f"the template has {code_chars:,} characters inside {{{{ }}}} and {{% %}} tags; "
+                f"templates may have at most {MAX_TEMPLATE_CODE_CHARS:,} (plain text is not "
+                "limited this way)",
+                template=self.name,
+            )
         try:
             ast = env.parse(source, name=self.name)
+            nodes = sum(1 for _ in ast.find_all(jinja2.nodes.Node))
+            if nodes > MAX_TEMPLATE_NODES:
+                raise TemplateSecurityError(
+                    f"the template has {nodes:,} expressions and tags; templates may have at "
+                    f"most {MAX_TEMPLATE_NODES:,}",
+                    template=self.name,
+                )
             code = env.compile(ast, name=self.name, filename=f"<template {self.name}>")
             self._jinja = env.template_class.from_code(env, code, env.make_globals(None), None)
             undeclared = jmeta.find_undeclared_variables(ast)
@@ -603,8 +909,13 @@ class Template:
         variables: Mapping[str, Any] | None = None,
         *,
         max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
+        render_timeout: float = DEFAULT_RENDER_TIMEOUT,
     ) -> str:
-        """Render with ``variables``; raises :class:`TemplateError` (never anything else)."""
+        """Render with ``variables``; raises :class:`TemplateError` (never anything else).
+
+        Every value is bound as a read-only view first (:func:`rubriclab.template_values.bind`);
+        a render that runs past ``render_timeout`` seconds is refused.
+        """
         if (
             isinstance(max_prompt_chars, bool)
             or not isinstance(max_prompt_chars, int)
@@ -613,16 +924,18 @@ class Template:
             raise ValueError(
                 f"max_prompt_chars must be a positive integer, got {max_prompt_chars!r}"
             )
+        check_render_timeout(render_timeout)
         if variables is not None and not isinstance(variables, Mapping):
             raise TypeError(
                 f"variables for template {self.name!r} must be a mapping of name -> value, "
                 f"got {type(variables).__name__}"
             )
-        token = _BUDGET.set(_Budget())
+        token = BUDGET.set(Budget(timeout=float(render_timeout)))
         parts: list[str] = []
         size = 0
         try:
-            ctx = self._jinja.new_context(dict(variables) if variables else {})
+            bound = {str(k): bind(v) for k, v in variables.items()} if variables else {}
+            ctx = self._jinja.new_context(bound)
             chunks = self._jinja.root_render_func(ctx)
             for chunk in chunks:
                 size += len(chunk)
@@ -641,14 +954,29 @@ class Template:
         except Exception as exc:
             raise _translate(exc, self.name) from exc
         finally:
-            _BUDGET.reset(token)
+            BUDGET.reset(token)
         return "".join(parts)
+
+
+def check_render_timeout(value: Any) -> float:
+    """A render time budget must be a positive, finite number of seconds."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value <= MAX_RENDER_TIMEOUT
+    ):
+        raise ValueError(
+            f"render_timeout must be a number of seconds above 0 and at most "
+            f"{MAX_RENDER_TIMEOUT:g}, got {value!r}"
+        )
+    return float(value)
 
 
 # --------------------------------------------------------------------------------------
 # Built-in prompts
 # --------------------------------------------------------------------------------------
 
+_TAG_RE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
 
 
@@ -671,9 +999,14 @@ class PromptLibrary:
         return sorted(p.stem for p in self.directory.glob("*.jinja") if p.is_file())
 
     def has(self, name: str) -> bool:
-        return name in self._loaded or (
-            _NAME_RE.fullmatch(name) is not None and (self.directory / f"{name}.jinja").is_file()
-        )
+        if name in self._loaded:
+            return True
+        if len(name) > 200 or _NAME_RE.fullmatch(name) is None:  # source text, not a name
+            return False
+        try:
+            return (self.directory / f"{name}.jinja").is_file()
+        except OSError:
+            return False
 
     def load(self, name: str) -> Template:
         """The prompt ``name`` (with or without ``.jinja``), compiled once."""
@@ -682,10 +1015,10 @@ class PromptLibrary:
         if cached is not None:
             return cached
         path = self.directory / f"{key}.jinja"
-        if _NAME_RE.fullmatch(key) is None or not path.is_file():
+        if not self.has(key):
             known = ", ".join(self.names()) or "(none yet)"
             raise TemplateError(
-                f"no built-in template named {name!r} in {self.directory}; known: {known}"
+                f"no built-in template named {name[:80]!r} in {self.directory}; known: {known}"
             )
         template = Template(
             path.read_text(encoding="utf-8"), name=key, _environment=self.environment
@@ -721,6 +1054,7 @@ def render(
     *,
     max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
     name: str | None = None,
+    render_timeout: float = DEFAULT_RENDER_TIMEOUT,
 ) -> str:
     """Render a :class:`Template`, a built-in prompt name, or template source text.
 
@@ -738,7 +1072,9 @@ def render(
         template = load_builtin(template_source_or_name)
     else:
         template = compile_template(template_source_or_name, name=name)
-    return template.render(variables, max_prompt_chars=max_prompt_chars)
+    return template.render(
+        variables, max_prompt_chars=max_prompt_chars, render_timeout=render_timeout
+    )
 
 
 # --------------------------------------------------------------------------------------

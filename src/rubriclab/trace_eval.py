@@ -161,7 +161,11 @@ async def run_template_metric(
     jobs: list[tuple[int, _Job]] = []
     for i, variables in enumerate(variables_list):
         try:
-            text = template.render(variables, max_prompt_chars=metric.max_prompt_chars)
+            text = template.render(
+                variables,
+                max_prompt_chars=metric.max_prompt_chars,
+                render_timeout=metric.render_timeout,
+            )
         except TemplateError as exc:
             outcomes[i] = Outcome(error=_render_error(exc, template.variables, variables))
             continue

@@ -21,7 +21,7 @@ from typing import Any
 import nbformat
 
 REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts"
+ARTIFACTS = REPO / "tests" / "browser" / "artifacts"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

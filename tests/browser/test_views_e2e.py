@@ -1,6 +1,6 @@
 """End to end in a real JupyterLab: every view renders, a row opens its explanation, a rubric
 edit reaches Python, a 100,000-row result pages to its end, and XSS payloads stay inert text.
-Screenshots go to test-artifacts/."""
+Screenshots go to tests/browser/artifacts/."""
 
 from __future__ import annotations
 
@@ -174,8 +174,11 @@ def test_xss_payloads_render_as_text_and_never_run(notebook: Any) -> None:
         assert page.get_by_text(payload, exact=False).count() > 0
     # no element made from model text: only our own markup
     scope = ".jp-OutputArea .rl"
+    # our own charts are SVG built from text nodes; nothing else may be
+    bad = f"{scope} script, {scope} iframe, {scope} svg:not(.rl-chart), {scope} a[href]"
+    assert page.locator(bad).count() == 0
     assert (
-        page.locator(f"{scope} script, {scope} iframe, {scope} svg, {scope} a[href]").count() == 0
+        page.locator(f"{scope} svg foreignObject, {scope} svg script, {scope} svg use").count() == 0
     )
     assert page.locator(f"{scope} img[onerror], {scope} img:not([src^='data:image'])").count() == 0
     assert table.locator(".rl-td").first.is_visible()

@@ -1,6 +1,7 @@
 // One case, rendered: inputs, images, and per metric the criteria with levels, evidence and
 // reasoning, the rationale, errors, the raw judge output (collapsed) and call accounting.
-import { h, field } from "./dom.js";
+import { h } from "./dom.js";
+import { textBlock } from "./markdown.js";
 import { fmtScore, fmtInt, fmtSeconds, verdictClass, pairwiseLabel, isNum } from "./format.js";
 
 /**
@@ -28,7 +29,7 @@ function criticalNote(c) {
 }
 
 /** @param {CriterionRow[]} rows */
-export function criteriaTable(rows) {
+export function criteriaTable(rows, md = true) {
   if (!Array.isArray(rows) || rows.length === 0) return h("div", { class: "rl-muted" }, "No per-criterion verdicts.");
   return h(
     "table",
@@ -44,7 +45,7 @@ export function criteriaTable(rows) {
           h("td", {}, h("div", { class: "rl-cname" }, c.name ?? ""), c.question && c.question !== c.name ? h("div", { class: "rl-q" }, c.question) : null, criticalNote(c)),
           h("td", {}, levelChip(c)),
           h("td", { class: "rl-mono" }, isNum(c.weight) ? String(c.weight) : ""),
-          h("td", {}, c.evidence ? h("div", { class: "rl-evidence" }, c.evidence) : null, c.reasoning ? h("div", { class: "rl-reasoning" }, c.reasoning) : null),
+          h("td", {}, c.evidence ? h("div", { class: "rl-evidence" }, c.evidence) : null, c.reasoning ? textBlock(c.reasoning, md, "rl-reasoning") : null),
         ),
       ),
     ),
@@ -62,6 +63,10 @@ export function rawOutput(raw, open = false) {
 /** @param {any} m */
 export function metaLine(m) {
   const items = [];
+  if (m.cached) {
+    if (m.tokens != null) items.push(`tokens ${fmtInt(m.tokens)}`);
+    return h("div", { class: "rl-meta" }, items.map((t) => h("span", {}, t)), h("span", { class: "rl-badge rl-cached", title: "answered from the judge cache: no new call was made" }, "cached"));
+  }
   if (m.tokens != null) items.push(`tokens ${fmtInt(m.tokens)}`);
   if (m.latency != null) items.push(`latency ${fmtSeconds(m.latency)}`);
   if (m.attempts != null) items.push(`attempts ${fmtInt(m.attempts)}`);
@@ -85,16 +90,16 @@ export function scoreHead(m) {
   );
 }
 
-/** @param {any} m one metric's part of a case */
-export function metricBlock(m) {
+/** @param {any} m one metric's part of a case @param {boolean} [md] show text as Markdown */
+export function metricBlock(m, md = true) {
   const pairwise = m.kind === "pairwise";
   return h(
     "div",
     { class: "rl-metric", dataset: { metric: String(m.name) } },
     scoreHead(m),
     m.error ? h("div", { class: "rl-error-box" }, `Judge error: ${m.error}`) : null,
-    pairwise ? pairCriteria(m) : criteriaTable(m.criteria),
-    m.rationale ? [h("div", { class: "rl-h" }, "Rationale"), h("div", { class: "rl-text rl-rationale" }, m.rationale)] : null,
+    pairwise ? pairCriteria(m) : criteriaTable(m.criteria, md),
+    m.rationale ? [h("div", { class: "rl-h" }, "Rationale"), textBlock(m.rationale, md, "rl-rationale")] : null,
     rawOutput(m.raw_output, Boolean(m.error)),
     metaLine(m),
   );
@@ -158,15 +163,44 @@ export function imageStrip(images) {
  * The whole case.
  * @param {any} data  {row, title, fields: [{name, text}], images, metrics: [...]}
  */
-export function renderCase(data) {
+export function renderCase(data, md = true) {
   if (!data) return h("div", { class: "rl-empty" }, "No case selected.");
   return h(
     "div",
     { class: "rl-case-body" },
-    (data.fields || []).map((f) => field(f.name, f.text)),
+    (data.fields || []).map((f) => field(f.name, f.text, md)),
     imageStrip(data.images),
     traceTree(data.trace),
-    (data.metrics || []).map((m) => metricBlock(m)),
+    (data.metrics || []).map((m) => metricBlock(m, md)),
+  );
+}
+
+/**
+ * A named text block (a prompt, a response): Markdown when `md` and the text uses it.
+ * @param {string} name @param {unknown} text @param {boolean} [md]
+ */
+export function field(name, text, md = true) {
+  return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, name), textBlock(text, md));
+}
+
+/**
+ * The "Markdown / raw text" switch of a view: flips the `markdown` trait.
+ * @param {any} model
+ */
+export function markdownToggle(model) {
+  const on = model.get("markdown") !== false;
+  return h(
+    "button",
+    {
+      class: "rl-md-toggle",
+      title: on ? "showing model and judge text as Markdown: click for the raw text" : "showing raw text: click to render Markdown",
+      "aria-pressed": on ? "true" : "false",
+      onclick: () => {
+        model.set("markdown", !on);
+        model.save_changes();
+      },
+    },
+    on ? "Markdown ✓" : "Raw text",
   );
 }
 

@@ -3,7 +3,7 @@
 import css from "./styles.css";
 
 const URL_ATTRS = new Set(["src", "href"]);
-const PROP_KEYS = new Set(["value", "checked", "disabled", "selected", "title", "placeholder", "type", "min", "max", "step", "open", "tabIndex"]);
+const PROP_KEYS = new Set(["value", "checked", "disabled", "selected", "title", "placeholder", "type", "min", "max", "step", "open", "tabIndex", "readOnly"]);
 
 /**
  * Only http(s) URLs and data: URIs of raster images may become a `src`/`href`.
@@ -76,11 +76,8 @@ export function mountRoot(host, kind) {
 /** @param {boolean} isMock @param {string} [judge] */
 export function mockBanner(isMock, judge) {
   if (!isMock) return null;
-  return h(
-    "div",
-    { class: "rl-mock", role: "note" },
-    "⚠ MOCK judge" + (judge ? ` (${judge})` : "") + ": these results come from an offline mock, not a real model.",
-  );
+  const details = `These results come from rubriclab's offline mock judge${judge ? ` (${judge})` : ""}: deterministic stand-in answers for trying the workflow, not a real model's judgments.`;
+  return h("div", { class: "rl-mock", role: "note", title: details }, h("b", {}, "⚠ MOCK judge"), h("span", { class: "rl-mock-more" }, " · not a real model (hover for details)"));
 }
 
 /**

@@ -3,11 +3,28 @@
 /** @param {unknown} v */
 export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
-/** A pointwise score in [0, 1] shown 0-100 as people read it. @param {unknown} v */
+/** A pointwise score in [0, 1] shown as a percent ("75.0%"): the one display rule for scores;
+ * a pairwise choice stays on its signed -1..+1 scale. @param {unknown} v */
 export function fmtScore(v, kind = "pointwise") {
   if (!isNum(v)) return "—";
   if (kind === "pairwise") return (v > 0 ? "+" : "") + v.toFixed(1);
-  return (100 * v).toFixed(1);
+  return `${(100 * v).toFixed(1)}%`;
+}
+
+/** A standard deviation of 0-1 scores, labelled: "± 12.3% std". @param {unknown} v */
+export function fmtStd(v) {
+  return isNum(v) ? `± ${(100 * v).toFixed(1)}% std` : "";
+}
+
+/**
+ * The pass rule beside a pass rate: "31 of 50 with a verdict passed" when the summary carries
+ * the counts (`passed`, `verdicts`), else nothing.
+ * @param {any} s one summary row
+ */
+export function fmtPassRule(s) {
+  if (!s || !isNum(s.passed) || !isNum(s.verdicts)) return "";
+  const without = isNum(s.n) && s.n > s.verdicts ? ` · ${fmtInt(s.n - s.verdicts)} without a verdict` : "";
+  return `${fmtInt(s.passed)} of ${fmtInt(s.verdicts)} with a verdict passed${without}`;
 }
 
 /** @param {unknown} v */

@@ -1,6 +1,6 @@
 // Summary cards: one per metric (mean and pass rate, or win/tie/loss with intervals).
 import { h } from "./dom.js";
-import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, isNum } from "./format.js";
+import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, fmtStd, fmtPassRule, isNum } from "./format.js";
 
 /** A win/tie/loss bar. @param {any} s */
 export function winTieLossBar(s) {
@@ -25,9 +25,12 @@ export function summaryCard(s) {
     lines.push(h("div", { class: "rl-card-line" }, `win ${fmtRate(s.win_rate, s.win_rate_low, s.win_rate_high)}`));
     lines.push(h("div", { class: "rl-card-line" }, `tie ${fmtRate(s.tie_rate, s.tie_rate_low, s.tie_rate_high)} · loss ${fmtRate(s.loss_rate, s.loss_rate_low, s.loss_rate_high)}`));
   } else {
-    const std = isNum(s.std) ? ` ± ${(100 * s.std).toFixed(1)}` : "";
-    lines.push(h("div", { class: "rl-card-big" }, fmtScore(s.mean) + std));
-    if (isNum(s.pass_rate)) lines.push(h("div", { class: "rl-card-line" }, `pass ${fmtRate(s.pass_rate, s.pass_rate_low, s.pass_rate_high)}`));
+    lines.push(h("div", { class: "rl-card-big" }, fmtScore(s.mean), isNum(s.std) ? h("span", { class: "rl-card-std", title: "standard deviation of the scores" }, ` ${fmtStd(s.std)}`) : null));
+    if (isNum(s.pass_rate)) {
+      const rule = fmtPassRule(s);
+      lines.push(h("div", { class: "rl-card-line", title: rule || "share of scored rows that passed" }, `pass ${fmtRate(s.pass_rate, s.pass_rate_low, s.pass_rate_high)}`));
+      if (rule) lines.push(h("div", { class: "rl-card-line rl-pass-rule" }, rule));
+    }
   }
   const counts = [`${fmtInt(s.scored)} scored`];
   if (isNum(s.errors) && s.errors > 0) counts.push(`${fmtInt(s.errors)} errors`);

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["display_eval_result", "display_explanations"]
+__all__ = ["display_bar_plot", "display_eval_result", "display_explanations", "display_radar_plot"]
 
 
 def _ours(eval_result: Any) -> Any:
@@ -28,9 +28,37 @@ def display_eval_result(
 
 
 def display_explanations(
-    eval_result: Any, num: int = 1, metrics: Sequence[str] | None = None
+    eval_result: Any,
+    num: int = 1,
+    metrics: Sequence[str] | None = None,
+    *,
+    seed: int | None = 0,
 ) -> None:
-    """Show the first ``num`` rows with each rubric question's verdict and the raw critique."""
+    """Show ``num`` rows drawn at random (as vertexai does: ``metrics_table.sample(n=num)``) with
+    each rubric question's verdict and the raw critique. ``seed`` makes the draw repeatable
+    (None: a new draw each call, like vertexai); ``num`` above the row count shows every row."""
     from .. import display
 
-    display.display_explanations(_ours(eval_result), num=num, metrics=metrics)
+    if num < 1:
+        raise ValueError(f"num must be greater than 0, got {num}")
+    ours = _ours(eval_result)
+    table = ours.table
+    picked = table.reset_index(drop=True).sample(n=min(num, len(table)), random_state=seed)
+    display.display_explanations(ours, num=num, metrics=metrics, rows=picked.index.tolist())
+
+
+def display_radar_plot(
+    eval_results_with_title: Sequence[tuple[str, Any]], metrics: Sequence[str] | None = None
+) -> None:
+    """Vertex draws a radar of summary metrics per run; we draw the same comparison as bars
+    (one per run and metric, with std or interval), which read more exactly than a radar."""
+    from .. import display
+
+    display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=metrics)
+
+
+def display_bar_plot(eval_results_with_title: Sequence[tuple[str, Any]], metric: str) -> None:
+    """One metric across runs as bars (mean score, or win rate for a pairwise metric)."""
+    from .. import display
+
+    display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=[metric])

@@ -9,6 +9,7 @@ ours (``{metric}/criteria``, ``{metric}/error`` ...) so our views work on the re
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,16 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..data import Media, to_cases
-from ..judges import CallTally, Judge, Request, get_judge, image_part
+from ..judges import (
+    CallError,
+    CallTally,
+    Judge,
+    MediaError,
+    Reply,
+    Request,
+    get_judge,
+    image_part,
+)
 from ..judges.specs import PROVIDERS
 from ..result import RunStats
 from ..templates import TemplateError, format_braces
@@ -29,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RUBRICS",
+    "CallPolicy",
     "Critiqued",
     "add_rubrics",
     "critique",
@@ -47,10 +58,15 @@ GEN_RAW = "rubric_generation_raw_output"
 
 
 def pick_judge(*candidates: Judge | str | None) -> Judge:
-    """The first judge given (a Judge or spec), else the session judge / ``RUBRICLAB_JUDGE``."""
-    for candidate in candidates:
-        if candidate is not None:
-            return get_judge(candidate)
+    """The first judge given (a Judge, a spec, or a bare model name such as Vertex's
+    ``"gemini-2.5-pro"``, asked on the next judge's endpoint), else the session judge /
+    ``RUBRICLAB_JUDGE``."""
+    for i, candidate in enumerate(candidates):
+        if candidate is None:
+            continue
+        if isinstance(candidate, str) and candidate.strip() and not _is_spec(candidate.strip()):
+            return with_model(pick_judge(*candidates[i + 1 :]), candidate.strip())
+        return get_judge(candidate)
     return get_judge()
 
 
@@ -93,6 +109,51 @@ def model_for(
         f"model must be a judge spec, a model name, a Judge or a function, "
         f"got {type(model).__name__}"
     )
+
+
+# -- how calls are sent ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """``EvalTask.evaluate``'s ``evaluation_service_qps`` and ``retry_timeout``, on our judge.
+
+    ``qps``: calls start at most this many per second (vertexai's rate limiter on the
+    evaluation service). ``retry_timeout``: seconds one request may take with all its retries;
+    past that it is that row's error (vertexai's retry deadline). Neither: the judge's own
+    concurrency and retry settings alone.
+    """
+
+    qps: float | None = None
+    retry_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.qps is not None and not self.qps > 0:
+            raise ValueError(f"evaluation_service_qps must be more than 0, got {self.qps}")
+        if self.retry_timeout is not None and not self.retry_timeout > 0:
+            raise ValueError(f"retry_timeout must be more than 0 seconds, got {self.retry_timeout}")
+
+    async def send(self, judge: Judge, requests: Sequence[Request], desc: str) -> list[Reply]:
+        if self.qps is None and self.retry_timeout is None:
+            return await judge.amap(requests, desc=desc)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+
+        async def one(i: int, request: Request) -> Reply:
+            if self.qps is not None:  # pace the starts: request i at start + i / qps
+                await asyncio.sleep(max(0.0, start + i / self.qps - loop.time()))
+            try:
+                (reply,) = await asyncio.wait_for(
+                    judge.amap([request], progress=False), self.retry_timeout
+                )
+            except TimeoutError:
+                error = CallError(
+                    "timeout", f"no answer within retry_timeout={self.retry_timeout:g}s"
+                )
+                return Reply(text=None, error=error, model=judge.model, is_mock=judge.is_mock)
+            return reply
+
+        return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
 
 
 # -- rows -> prompts ------------------------------------------------------------------------------
@@ -155,7 +216,10 @@ def _variables(
 
 
 async def add_rubrics(
-    metric: RubricBasedMetric, data: pd.DataFrame, judge: Judge
+    metric: RubricBasedMetric,
+    data: pd.DataFrame,
+    judge: Judge,
+    calls: CallPolicy = CallPolicy(),
 ) -> tuple[pd.DataFrame, CallTally]:
     """``data`` plus ``rubrics`` (and the parser's extra keys) per row; an existing ``rubrics``
     column means nothing is generated."""
@@ -175,11 +239,14 @@ async def add_rubrics(
                 _variables(row, {}),
                 name=f"rubric generation prompt (row {i})",
             )
-        except TemplateError as exc:
+            messages = _messages(text, media[i], None)
+        except (TemplateError, MediaError) as exc:
             errors[i] = str(exc)
             continue
-        requests.append((i, Request(_messages(text, media[i], None))))
-    replies = await judge.amap([r for _, r in requests], desc=f"{metric.metric_name}: rubrics")
+        requests.append((i, Request(messages)))
+    replies = await calls.send(
+        judge, [r for _, r in requests], desc=f"{metric.metric_name}: rubrics"
+    )
     values: dict[str, list[Any]] = {RUBRICS: [None] * len(rows)}
     raws: list[str | None] = [None] * len(rows)
     for (i, _), reply in zip(requests, replies, strict=True):
@@ -274,6 +341,7 @@ async def critique(
     frame: pd.DataFrame,
     judge: Judge,
     autorater: AutoraterConfig | None = None,
+    calls: CallPolicy = CallPolicy(),
 ) -> Critiqued:
     """Judge every row of ``frame`` with ``metric`` and return its result columns."""
     config = metric.autorater_config or autorater or AutoraterConfig()
@@ -297,10 +365,12 @@ async def critique(
                 messages = _messages(text, media[i], metric.system_instruction)
                 for s in range(config.sampling_count):
                     batch.append((i, order, Request(messages, sample=s)))
-        except TemplateError as exc:
+        except (TemplateError, MediaError) as exc:  # this row's error; the run goes on
             state[i].error = str(exc)
             batch = [b for b in batch if b[0] != i]
-    replies = await judge.amap([r for _, _, r in batch], desc=f"{metric.metric_name}: critique")
+    replies = await calls.send(
+        judge, [r for _, _, r in batch], desc=f"{metric.metric_name}: critique"
+    )
     texts: dict[tuple[int, int], list[str]] = {}
     for (i, order, _), reply in zip(batch, replies, strict=True):
         st = state[i]

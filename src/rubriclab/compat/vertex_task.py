@@ -23,7 +23,17 @@ from ..result import EvalResult as _Result
 from ..result import MetricInfo, RunStats, _plain
 from ..templates import TemplateError, format_braces
 from .vertex_metrics import AutoraterConfig, PairwiseMetric, PointwiseMetric, RubricBasedMetric
-from .vertex_run import GEN_ERROR, RUBRICS, add_rubrics, critique, model_for, pick_judge, stats_for
+from .vertex_run import (
+    GEN_ERROR,
+    RUBRICS,
+    CallPolicy,
+    add_rubrics,
+    critique,
+    model_for,
+    pick_judge,
+    stats_for,
+)
+from .vertex_runnable import run_runnable
 
 __all__ = ["EvalResult", "EvalTask"]
 
@@ -126,29 +136,47 @@ class EvalTask:
                 )
         self.output_uri_prefix = "" if output_uri_prefix is None else str(output_uri_prefix)
         self.autorater_config = autorater_config
+        self.runs: list[tuple[str, EvalResult]] = []
+
+    def display_runs(self) -> None:
+        """Show this task's runs side by side (Vertex shows the experiment's runs)."""
+        if not self.runs:
+            raise ValueError("this EvalTask has no runs yet: call evaluate() first")
+        from .vertex_notebook import display_radar_plot
+
+        display_radar_plot(self.runs)
 
     def evaluate(
         self,
         *,
         model: ModelArg = None,
+        runnable: Any = None,
         prompt_template: str | None = None,
         experiment_run_name: str | None = None,
         response_column_name: str | None = None,
         baseline_model_response_column_name: str | None = None,
+        evaluation_service_qps: float | None = None,
+        retry_timeout: float | None = None,
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
         """Run the evaluation. ``model`` (a judge spec, a bare model name sent to the judge's
-        endpoint, a Judge, or a function of the prompt) first writes the ``response`` column."""
+        endpoint, a Judge, or a function of the prompt) or ``runnable`` (an agent: see
+        :mod:`.vertex_runnable`) first writes the ``response`` column.
+        ``evaluation_service_qps`` caps judge calls started per second and ``retry_timeout``
+        bounds one call with its retries, in seconds (vertexai's meanings, on our judge)."""
         from ..runner import run_sync
 
         return run_sync(
             self.aevaluate(
                 model=model,
+                runnable=runnable,
                 prompt_template=prompt_template,
                 experiment_run_name=experiment_run_name,
                 response_column_name=response_column_name,
                 baseline_model_response_column_name=baseline_model_response_column_name,
+                evaluation_service_qps=evaluation_service_qps,
+                retry_timeout=retry_timeout,
                 output_file_name=output_file_name,
                 judge=judge,
             )
@@ -158,15 +186,21 @@ class EvalTask:
         self,
         *,
         model: ModelArg = None,
+        runnable: Any = None,
         prompt_template: str | None = None,
         experiment_run_name: str | None = None,
         response_column_name: str | None = None,
         baseline_model_response_column_name: str | None = None,
+        evaluation_service_qps: float | None = None,
+        retry_timeout: float | None = None,
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
         from ..evaluate import _generate_responses
 
+        if model is not None and runnable is not None:
+            raise ValueError("give either model= or runnable= to write the responses, not both")
+        calls = CallPolicy(qps=evaluation_service_qps, retry_timeout=retry_timeout)
         task_judge = self.autorater_config.autorater_model if self.autorater_config else None
         default = pick_judge(task_judge, judge)
         frame = self._prepared(
@@ -174,6 +208,8 @@ class EvalTask:
         )
         if model is not None:
             frame = await _generate_responses(frame, model_for(model, default), None)
+        if runnable is not None:
+            frame = await run_runnable(frame, runnable)
         for metric in self.metrics:
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             if (
@@ -195,12 +231,12 @@ class EvalTask:
             if isinstance(metric, RubricBasedMetric):
                 gen_judge = pick_judge(metric.generation_config.model, task_judge, judge)
                 any_mock = any_mock or gen_judge.is_mock
-                frame, usage = await add_rubrics(metric, frame, gen_judge)
+                frame, usage = await add_rubrics(metric, frame, gen_judge, calls)
                 stats_for(stats, name, usage)
             config = critic.autorater_config
             m_judge = pick_judge(config.autorater_model if config else None, task_judge, judge)
             any_mock = any_mock or m_judge.is_mock
-            done = await critique(critic, frame, m_judge, self.autorater_config)
+            done = await critique(critic, frame, m_judge, self.autorater_config, calls)
             for column, values in done.columns.items():
                 frame[column] = pd.Series(values, index=frame.index, dtype=object)
             frame[f"{name}/score"] = frame[f"{name}/score"].astype(float)
@@ -219,7 +255,9 @@ class EvalTask:
         table = _vertex_table(frame, [i.name for i in infos], self.dataset.columns)
         metadata = {"run_name": run_name, "judge": default.describe(), "is_mock": any_mock}
         path = _write(self.output_uri_prefix, run_name, summary, table, result)
-        return EvalResult(summary, table, metadata, result, path)
+        out = EvalResult(summary, table, metadata, result, path)
+        self.runs.append((run_name, out))
+        return out
 
     def _prepared(
         self, prompt_template: str | None, response_col: str | None, baseline_col: str | None

@@ -17,9 +17,11 @@ from typing import Any
 from ..parse import ParseError
 from ..parse_vertex import (
     RATINGS,
+    PairwiseRubricResult,
     PointwiseRubricResult,
     parse_pairwise,
     parse_pointwise,
+    parse_sxs_rating,
 )
 from ..parse_vertex import parse_rubrics as _parse_rubric_list
 
@@ -86,8 +88,9 @@ class _Tally:
         tally = cls({}, {}, {})
         for result in results:
             for pos, v in enumerate(result.verdicts):
-                key = _key(v.question, pos)
-                tally.questions.setdefault(key, v.question or f"question {pos + 1}")
+                name = v.question or _step_text(v.reasoning) or f"question {pos + 1}"
+                key = _key(name, pos)
+                tally.questions.setdefault(key, name)
                 store = tally.yes if v.verdict else tally.no
                 store[key] = store.get(key, 0) + 1
         return tally
@@ -95,6 +98,19 @@ class _Tally:
     def majority(self) -> dict[str, bool]:
         """YES only with more YES than NO votes: a tie counts as NO (as in Vertex)."""
         return {q: self.yes.get(k, 0) > self.no.get(k, 0) for k, q in self.questions.items()}
+
+
+_STEP = re.compile(r"^\W*step\s*\d+\s*[:.)-]\s*", re.IGNORECASE)
+
+
+def _step_text(reasoning: str) -> str:
+    """A block with no ``Question:`` line is named by its first line, ``STEP 1: ...`` less
+    the step label (as vertexai names it)."""
+    for line in reasoning.splitlines():
+        text = _STEP.sub("", line).strip(" \t*_#>")
+        if text:
+            return text
+    return ""
 
 
 def _pairs_text(pairs: Mapping[str, bool]) -> str:
@@ -142,16 +158,38 @@ def _snap(value: float) -> float:
     return (1 if value > 0 else -1) * steps / 2
 
 
+@dataclass(frozen=True)
+class _RatingOnly:
+    """A pairwise answer whose SxS rating reads but whose verdict sections do not."""
+
+    rating: str
+    reason: str
+
+
+def _read_pairwise(text: str) -> PairwiseRubricResult | _RatingOnly:
+    """The full answer, or (as vertexai, which needs only ``[[SxS Rating: ...]]``) its rating."""
+    try:
+        return parse_pairwise(text)
+    except ParseError as exc:
+        try:
+            rating = parse_sxs_rating(text)
+        except ParseError:
+            raise exc from None
+        return _RatingOnly(rating, exc.reason)
+
+
 def parse_pairwise_rubric_result(predictions: Sequence[str]) -> dict[str, Any]:
     """Pairwise choice, score and both sides' verdict pairs, one text per sample.
 
     Response A is the baseline and B the candidate. Across samples the most frequent SxS
     rating wins; when ratings tie, their mean rounded toward zero decides (B>A and A>B give a
-    tie). Keys: ``pairwise_choice`` (Vertex's sentences), ``score`` (1.0 ... -1.0, candidate's
-    side), ``baseline_rubric_verdict_pairs``, ``candidate_rubric_verdict_pairs``,
-    ``raw_outputs``, ``error``.
+    tie). An answer whose rating reads but whose verdict sections do not still counts for the
+    score, as in vertexai (its verdict pairs are then None). Keys: ``pairwise_choice``
+    (Vertex's sentences), ``score`` (1.0 ... -1.0, candidate's side),
+    ``baseline_rubric_verdict_pairs``, ``candidate_rubric_verdict_pairs``, ``raw_outputs``,
+    ``error``.
     """
-    parsed, errors = _read_all(predictions, parse_pairwise, "parse_pairwise_rubric_result")
+    parsed, errors = _read_all(predictions, _read_pairwise, "parse_pairwise_rubric_result")
     out: dict[str, Any] = {
         "pairwise_choice": None,
         "score": None,
@@ -170,8 +208,10 @@ def parse_pairwise_rubric_result(predictions: Sequence[str]) -> dict[str, Any]:
     score = _snap(sum(leaders) / len(leaders))
     out["score"] = score
     out["pairwise_choice"] = CHOICE_SENTENCES[score]
-    out["baseline_rubric_verdict_pairs"] = _pairs_text(_Tally.of(p.a for p in parsed).majority())
-    out["candidate_rubric_verdict_pairs"] = _pairs_text(_Tally.of(p.b for p in parsed).majority())
+    full = [p for p in parsed if isinstance(p, PairwiseRubricResult)]
+    if full:
+        out["baseline_rubric_verdict_pairs"] = _pairs_text(_Tally.of(p.a for p in full).majority())
+        out["candidate_rubric_verdict_pairs"] = _pairs_text(_Tally.of(p.b for p in full).majority())
     out.update(raw_outputs=list(predictions), error=None)
     return out
 

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .base import CALL_ERROR_TYPES, CallError, CallTally, JudgeConfigError, Reply, Request, Usage
-from .media import image_part
+from .media import MediaError, image_part
 
 if TYPE_CHECKING:
     from .judge import Judge, get_judge, set_judge
@@ -23,6 +23,7 @@ __all__ = [
     "CallTally",
     "Judge",
     "JudgeConfigError",
+    "MediaError",
     "Reply",
     "Request",
     "Usage",

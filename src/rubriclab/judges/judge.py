@@ -341,7 +341,8 @@ def set_judge(judge: Judge | str | None) -> Judge | None:
 
 
 def get_judge(judge: Judge | str | None = None) -> Judge:
-    """``judge`` if given, else the one from ``set_judge``, else ``$RUBRICLAB_JUDGE``."""
+    """``judge`` if given, else the one from ``set_judge``, else ``$RUBRICLAB_JUDGE`` (a spec,
+    or a base URL with the model in ``$RUBRICLAB_MODEL``)."""
     global _from_env
     if isinstance(judge, Judge):
         return judge
@@ -358,6 +359,12 @@ def get_judge(judge: Judge | str | None = None) -> Judge:
                 "no judge set: call rl.set_judge(rl.Judge('openai:gpt-4o-mini')) or set "
                 "RUBRICLAB_JUDGE (e.g. RUBRICLAB_JUDGE=mock to run offline)"
             )
-        if _from_env is None or _from_env[0] != spec:
-            _from_env = (spec, Judge(spec))
+        model = os.environ.get("RUBRICLAB_MODEL", "").strip() or None
+        if spec.startswith(("http://", "https://")) and model is None:
+            raise JudgeConfigError(
+                f"RUBRICLAB_JUDGE is a base URL ({spec}): also set RUBRICLAB_MODEL to the "
+                "model name the endpoint serves (e.g. RUBRICLAB_MODEL=qwen2.5:7b)"
+            )
+        if _from_env is None or _from_env[0] != f"{spec}#{model}":
+            _from_env = (f"{spec}#{model}", Judge(spec, model=model))
         return _from_env[1]

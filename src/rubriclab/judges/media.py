@@ -1,6 +1,9 @@
 """Images as OpenAI content parts: URLs pass through, local files are read and base64-encoded.
 
-Multimodal rubrics put these parts in a user message's ``content`` list.
+Multimodal rubrics put these parts in a user message's ``content`` list. Other stores
+(``gs://`` as in Vertex datasets, ``s3://``, ``az://`` ...) are read through ``fsspec`` and the
+store's package (``gcsfs`` for ``gs://``) when they are installed; when not, the image is a
+:class:`MediaError` naming the package to install, which callers record on that row.
 """
 
 from __future__ import annotations
@@ -8,10 +11,29 @@ from __future__ import annotations
 import base64
 import mimetypes
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["image_part"]
+__all__ = ["MediaError", "image_part"]
+
+_REMOTE = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+#: the object stores read through fsspec, and the package each needs (the only schemes read:
+#: a dataset is untrusted, and fsspec also speaks ftp, ssh, http and local files)
+_STORE_PACKAGES = {
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "s3": "s3fs",
+    "s3a": "s3fs",
+    "az": "adlfs",
+    "abfs": "adlfs",
+    "abfss": "adlfs",
+}
+
+
+class MediaError(ValueError):
+    """An image that cannot be read or sent; the message says which and why (a row error)."""
+
 
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -42,15 +64,23 @@ def image_part(
         url = _data_uri(source, None, "the given bytes")
     elif isinstance(source, str) and source.startswith(("http://", "https://", "data:")):
         if source.startswith("data:") and ";base64," not in source[:100]:
-            raise ValueError("image data URI must be base64: 'data:image/png;base64,...'")
+            raise MediaError("image data URI must be base64: 'data:image/png;base64,...'")
         url = source
+    elif isinstance(source, str) and _REMOTE.match(source):
+        scheme = source.split("://", 1)[0].lower()
+        if scheme not in _STORE_PACKAGES:  # data is untrusted: no ftp://, ssh://, file:// ...
+            raise MediaError(
+                f"image {source!r}: {scheme}:// is not read here; use http(s), a data: URI, a "
+                f"local path, or an object store ({', '.join(sorted(_STORE_PACKAGES))})"
+            )
+        url = _data_uri(_read_remote(source), mimetypes.guess_type(source)[0], repr(source))
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source).expanduser()
         try:
             data = path.read_bytes()
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
-            raise ValueError(
+            raise MediaError(
                 f"image file {str(path)!r} cannot be read ({reason}): pass an http(s) URL, "
                 "a data: URI, or the path of a readable image file"
             ) from None
@@ -67,12 +97,41 @@ def image_part(
     return {"type": "image_url", "image_url": image}
 
 
+def _read_remote(uri: str) -> bytes:
+    """The bytes at ``gs://...`` (or any fsspec store), or a MediaError saying what to install."""
+    match = _REMOTE.match(uri)
+    scheme = match.group(1).lower() if match else ""
+    package = _STORE_PACKAGES.get(scheme)
+    needs = f"fsspec and {package}" if package else "fsspec and the package for this store"
+    try:
+        import fsspec
+    except ImportError:
+        raise MediaError(
+            f"image {uri!r}: reading {scheme}:// needs {needs}: pip install 'rubriclab[remote]' "
+            f"(or pip install fsspec{' ' + package if package else ''})"
+        ) from None
+    try:
+        with fsspec.open(uri, "rb") as fh:
+            data: bytes = fh.read()
+    except ImportError as exc:  # fsspec knows the store but its package is missing
+        missing = package or str(exc)
+        raise MediaError(
+            f"image {uri!r}: reading {scheme}:// needs {missing}: pip install {missing}"
+        ) from None
+    except FileNotFoundError:
+        raise MediaError(f"image {uri!r} cannot be read (no such object)") from None
+    except (OSError, RuntimeError) as exc:  # no permission, no network, no credentials
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise MediaError(f"image {uri!r} cannot be read ({reason})") from None
+    return data
+
+
 def _data_uri(data: bytes, guessed: str | None, what: str) -> str:
     if not data:
-        raise ValueError(f"image file {what} is empty")
+        raise MediaError(f"image file {what} is empty")
     mime = _sniff(data) or guessed
     if mime is None or not mime.startswith("image/"):
-        raise ValueError(
+        raise MediaError(
             f"image file {what} is not a recognised image (png, jpeg, gif, webp, bmp, svg)"
         )
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

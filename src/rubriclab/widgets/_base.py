@@ -24,6 +24,8 @@ class RubricView(anywidget.AnyWidget):
     judge = traitlets.Unicode("").tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
     timeout_ms = traitlets.Int(15_000).tag(sync=True)
+    #: model and judge text as Markdown (CommonMark, raw HTML off); False shows the raw text
+    markdown = traitlets.Bool(True).tag(sync=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

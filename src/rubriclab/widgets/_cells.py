@@ -123,8 +123,42 @@ def column_kind(name: str, series: pd.Series | None = None) -> str:
     return "text"
 
 
+_IMAGE_TEXT = re.compile(
+    r"^(data:image/|https?://\S+\.(png|jpe?g|gif|webp|bmp|avif)(\?\S*)?$|gs://|\S+\.(png|jpe?g|gif|webp|bmp|avif)$)",
+    re.IGNORECASE,
+)
+
+
+def _looks_like_image(value: Any) -> bool:
+    if isinstance(value, bytes | Path):
+        return True
+    if isinstance(value, Mapping):
+        return any(k in value for k in ("url", "image_url", "path"))
+    if isinstance(value, list | tuple):
+        return any(_looks_like_image(v) for v in value if not is_missing(v))
+    return isinstance(value, str) and bool(_IMAGE_TEXT.match(value.strip()))
+
+
+#: names that say "this column is images" whatever its values (``image``, ``image_url``, ...)
+_IMAGE_NAME = re.compile(r"^(images?|img|image_(urls?|paths?|files?|uri|bytes|data))$|_images?$")
+
+
 def image_columns(table: pd.DataFrame) -> list[str]:
-    return [str(c) for c in table.columns if "/" not in str(c) and "image" in str(c).lower()]
+    """Input columns of images: named so (``image``, ``images``, ``image_url``, ``photo_image``)
+    or named with "image" and holding image references (bytes, image paths or URLs, data URIs).
+    ``image_description`` holding prose is a text column."""
+    out = []
+    for c in table.columns:
+        name = str(c)
+        if "/" in name or "image" not in name.lower():
+            continue
+        if _IMAGE_NAME.search(name.lower()):
+            out.append(name)
+            continue
+        sample = [v for v in table[c].iloc[:50].tolist() if not is_missing(v)]
+        if sample and all(_looks_like_image(v) for v in sample):
+            out.append(name)
+    return out
 
 
 ID_COLUMNS = ("id", "case_id", "row_id")
@@ -198,14 +232,23 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
                 "metric_kind": kinds.get(m.name, "pointwise"),
                 "sortable": kind != "list",
             }
+            desc["field"] = field
             if kind == "verdict":
                 desc["width"] = text_width(table[name], longest=True, pad=44)
+            if kind == "error":
+                desc["empty"] = bool(table[name].map(_blank_cell).all())
             cols.append(desc)
-            if field in ("score", "verdict", "error") or (
-                field == "swap_consistent" and m.kind == "pairwise"
+            if (
+                field in ("score", "verdict")
+                or (field == "error" and not desc["empty"])
+                or (field == "swap_consistent" and m.kind == "pairwise")
             ):
                 visible.append(name)
     return cols, visible
+
+
+def _blank_cell(value: Any) -> bool:
+    return is_missing(value) or (isinstance(value, str) and not value.strip())
 
 
 def criteria_summary(value: Any) -> str:
@@ -323,6 +366,8 @@ def metric_payload(source: Source, row: pd.Series, m: MetricRef) -> dict[str, An
         "latency": cell("number", "", get("latency")),
         "attempts": cell("number", "", get("attempts")),
     }
+    # every call of this row answered from the cache: say so, not "attempts 0 · latency 0 ms"
+    out["cached"] = out["attempts"] == 0 and out["error"] is None and bool(out["raw_output"])
     if m.kind == "pairwise":
         consistent = get("swap_consistent")
         out["choice"] = text_of(get("pairwise_choice"), 200)

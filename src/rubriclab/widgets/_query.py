@@ -1,7 +1,7 @@
 """Sort, filter and page a result table in the kernel, so the browser only ever holds a page.
 
-A query (sort key, text search, score range, verdict, errors only, swap-inconsistent only)
-becomes an array of row positions; the last few are cached, so scrolling through one view of
+A query (sort key, text search, score range, outcome group, one criterion's result, errors
+only, swap-inconsistent only) becomes an array of row positions; the last few are cached, so scrolling through one view of
 100,000 rows costs one sort, then only slicing.
 """
 
@@ -37,6 +37,8 @@ class Query:
             "score_min",
             "score_max",
             "verdict",
+            "status",
+            "criterion",
             "errors_only",
             "swap_inconsistent_only",
         }
@@ -66,6 +68,11 @@ class Query:
         self.score_min = _optional_float(raw.get("score_min"), "score_min")
         self.score_max = _optional_float(raw.get("score_max"), "score_max")
         self.verdict = str(raw["verdict"]) if raw.get("verdict") else None
+        status = raw.get("status") or None
+        if status is not None and status not in STATUSES:
+            raise QueryError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+        self.status: str | None = status
+        self.criterion = _criterion_filter(raw.get("criterion"))
         self.errors_only = bool(raw.get("errors_only", False))
         self.swap_only = bool(raw.get("swap_inconsistent_only", False))
 
@@ -77,6 +84,8 @@ class Query:
             self.score_min,
             self.score_max,
             self.verdict,
+            self.status,
+            self.criterion,
             self.errors_only,
             self.swap_only,
         )
@@ -164,7 +173,17 @@ class TableQuery:
         return ordered.index.to_numpy(dtype=np.int64)
 
     def _mask(self, query: Query) -> np.ndarray | None:
-        if query.filter_key == ("", tuple(query.metrics), None, None, None, False, False):
+        if query.filter_key == (
+            "",
+            tuple(query.metrics),
+            None,
+            None,
+            None,
+            None,
+            None,
+            False,
+            False,
+        ):
             return None
         cached = self._masks.get(query.filter_key)
         if cached is not None:
@@ -200,6 +219,13 @@ class TableQuery:
                 if col in table.columns:
                     match |= (table[col] == query.verdict).to_numpy(dtype=bool)
             mask &= match
+        if query.status is not None:
+            group = np.zeros(len(table), dtype=bool)
+            for m in metrics:
+                group |= status_mask(table, m, query.status)
+            mask &= group
+        if query.criterion is not None:
+            mask &= self._criterion_mask(query.criterion, metrics)
         if query.errors_only:
             errs = np.zeros(len(table), dtype=bool)
             for m in metrics:
@@ -218,6 +244,67 @@ class TableQuery:
             mask &= bad
         self._remember(self._masks, query.filter_key, mask)
         return mask
+
+    def _criterion_mask(self, crit: tuple[str, str], metrics: Sequence[str]) -> np.ndarray:
+        """Rows where criterion ``name`` has result ``value`` (YES/NO, a level, or a winner)."""
+        name, value = crit
+        table = self.source.table
+        hit = np.zeros(len(table), dtype=bool)
+        for m in metrics:
+            col = f"{m}/criteria"
+            if col not in table.columns:
+                continue
+            hit |= np.fromiter(
+                (_criterion_result(v, name) == value for v in table[col].to_numpy(dtype=object)),
+                dtype=bool,
+                count=len(table),
+            )
+        return hit
+
+    def criteria_options(self) -> dict[str, list[dict[str, Any]]]:
+        """Per metric, each criterion with the results it takes (for the criterion filter)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        table = self.source.table
+        for m in self.source.metrics:
+            col = f"{m.name}/criteria"
+            if col not in table.columns:
+                continue
+            seen: dict[str, dict[str, Any]] = {}
+            for value in table[col].iloc[:2000].to_numpy(dtype=object):
+                if not isinstance(value, list | tuple):
+                    continue
+                for item in value:
+                    if not isinstance(item, Mapping) or item.get("name") is None:
+                        continue
+                    key = str(item["name"])[:400]
+                    entry = seen.setdefault(
+                        key,
+                        {
+                            "name": key,
+                            "question": str(item.get("question") or "")[:400],
+                            "values": set(),
+                        },
+                    )
+                    result = _criterion_result([item], key)
+                    if result is not None:
+                        entry["values"].add(result)
+            out[m.name] = [
+                {**e, "values": sorted(e["values"], key=_value_order)} for e in seen.values()
+            ][:100]
+        return out
+
+    def export(
+        self, raw_query: Mapping[str, Any] | None, columns: Sequence[str], fmt: str
+    ) -> dict[str, Any]:
+        """The rows of the current view (filtered and sorted) as CSV or JSON Lines text."""
+        from ._export import export_rows
+
+        query = Query(raw_query, self.source)
+        for key in columns:
+            if key != "__index__" and key not in self.source.table.columns:
+                raise QueryError(f"no column {key!r} in this result")
+        positions = self.view(query)
+        return export_rows(self.source.table, positions, list(columns), fmt)
 
     def _remember(
         self,
@@ -239,6 +326,93 @@ class TableQuery:
                 counts = self.source.table[col].dropna().astype(str).value_counts()
                 out[m.name] = [str(v) for v in counts.index[:50]]
         return out
+
+
+STATUSES = ("pass", "fail", "no_verdict", "error", "win", "tie", "loss")
+
+
+def status_mask(table: pd.DataFrame, metric: str, status: str) -> np.ndarray:
+    """Rows of ``metric`` in an outcome group: pass / fail / no verdict / error (pointwise,
+    from ``{metric}/passed`` when present, else the verdict's first word) or win / tie / loss
+    (pairwise, from the score's sign)."""
+    n = len(table)
+    err_col = f"{metric}/error"
+    errors = (
+        ~table[err_col].map(_blank).to_numpy(dtype=bool)
+        if err_col in table.columns
+        else np.zeros(n, dtype=bool)
+    )
+    if status == "error":
+        return errors
+    if status in ("win", "tie", "loss"):
+        scores = pd.to_numeric(table[f"{metric}/score"], errors="coerce").to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            sign = {"win": scores > 0, "tie": scores == 0, "loss": scores < 0}[status]
+        hit: np.ndarray = sign & ~errors
+        return hit
+    passed_col = f"{metric}/passed"
+    if passed_col in table.columns:
+        values = table[passed_col].to_numpy(dtype=object)
+        passed = np.fromiter((v is True or v is np.True_ for v in values), dtype=bool, count=n)
+        failed = np.fromiter((v is False or v is np.False_ for v in values), dtype=bool, count=n)
+    else:
+        verdict_col = f"{metric}/verdict"
+        words = (
+            table[verdict_col].map(lambda v: "" if is_missing(v) else str(v).lower())
+            if verdict_col in table.columns
+            else pd.Series([""] * n)
+        )
+        passed = words.str.startswith("pass").to_numpy(dtype=bool)
+        failed = words.str.startswith("fail").to_numpy(dtype=bool)
+    passed &= ~errors
+    failed &= ~errors
+    if status == "pass":
+        return passed
+    if status == "fail":
+        return failed
+    rest: np.ndarray = ~(passed | failed | errors)
+    return rest
+
+
+def _criterion_result(value: Any, name: str) -> str | None:
+    """One criterion's result in a row's criteria list: YES/NO, the level, or the winner."""
+    if not isinstance(value, list | tuple):
+        return None
+    for item in value:
+        if isinstance(item, Mapping) and str(item.get("name")) == name:
+            winner = item.get("winner")
+            if isinstance(winner, str) and winner:
+                return winner
+            label = item.get("label")
+            if isinstance(label, str) and label.upper() in ("YES", "NO"):
+                return label.upper()
+            level = item.get("level")
+            if isinstance(level, bool):
+                return "YES" if level else "NO"
+            if isinstance(level, int | float) and not is_missing(level):
+                return f"level {level:g}"
+            return None
+    return None
+
+
+def _value_order(value: str) -> tuple[int, float, str]:
+    if value.startswith("level "):
+        try:
+            return (1, float(value[6:]), value)
+        except ValueError:
+            pass
+    order = {"YES": 0, "NO": 0, "candidate": 2, "tie": 2, "baseline": 2}
+    return (order.get(value, 3), 0.0, value)
+
+
+def _criterion_filter(raw: Any) -> tuple[str, str] | None:
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, Mapping) or not raw.get("name") or raw.get("value") in (None, ""):
+        raise QueryError(
+            "criterion must be {'name': criterion name, 'value': 'YES', 'NO', 'level 2', ...}"
+        )
+    return (str(raw["name"]), str(raw["value"]))
 
 
 def _blank(value: Any) -> bool:

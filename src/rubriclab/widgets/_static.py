@@ -13,6 +13,7 @@ from typing import Any
 
 from ..rubric import Rubric
 from ._cells import cell, columns_payload
+from ._markdown import looks_like_markdown, markdown_html
 from ._source import Source
 
 __all__ = [
@@ -63,7 +64,25 @@ def fmt_score(value: Any, kind: str = "pointwise") -> str:
         return "—"
     if kind == "pairwise":
         return f"{number:+.1f}"
-    return f"{100 * number:.1f}"
+    return f"{100 * number:.1f}%"
+
+
+def fmt_std(value: Any) -> str:
+    """A labelled standard deviation of 0-1 scores: ``± 12.3% std``."""
+    number = _num(value)
+    return "" if number is None else f"± {100 * number:.1f}% std"
+
+
+def fmt_pass_rule(row: Mapping[str, Any]) -> str:
+    """``31 of 50 with a verdict passed`` when the summary has the counts, else ``""``."""
+    passed, verdicts = _num(row.get("passed")), _num(row.get("verdicts"))
+    if passed is None or verdicts is None:
+        return ""
+    n = _num(row.get("n"))
+    without = (
+        f", {round(n - verdicts):,} without a verdict" if n is not None and n > verdicts else ""
+    )
+    return f"{round(passed):,} of {round(verdicts):,} with a verdict passed{without}"
 
 
 def fmt_rate(row: Mapping[str, Any], key: str) -> str:
@@ -101,15 +120,16 @@ def mock_html(is_mock: bool, judge: str = "") -> str:
 def _summary_cells(row: Mapping[str, Any]) -> list[str]:
     pairwise = row.get("kind") == "pairwise"
     mean = "—" if pairwise else fmt_score(row.get("mean"))
-    std = _num(row.get("std"))
-    if not pairwise and std is not None:
-        mean += f" ± {100 * std:.1f}"
+    std = fmt_std(row.get("std"))
+    if not pairwise and std:
+        mean += f" {std}"
+    rule = fmt_pass_rule(row)
     return [
         str(row.get("metric", "")),
         str(row.get("kind", "")),
         _int(row.get("n")),
         mean,
-        "—" if pairwise else fmt_rate(row, "pass_rate"),
+        "—" if pairwise else fmt_rate(row, "pass_rate") + (f" ({rule})" if rule else ""),
         fmt_rate(row, "win_rate") if pairwise else "—",
         fmt_rate(row, "tie_rate") if pairwise else "—",
         fmt_rate(row, "loss_rate") if pairwise else "—",
@@ -214,14 +234,21 @@ def table_html(source: Source, title: str = "", max_rows: int = 20) -> str:
         out.append("</tbody></table>")
     cols = _shown_columns(source)
     out.append('<table class="rl-rows-static" style="border-collapse:collapse;"><thead><tr>')
-    out.extend(f'<th style="{_TH}">{esc(c["label"])}</th>' for c in cols)
+    out.extend(f'<th style="{_TH}{_col_style(c)}">{_head_html(c)}</th>' for c in cols)
     out.append("</tr></thead><tbody>")
     for pos in range(min(n, max_rows)):
         record = source.table.iloc[pos]
         cells = [esc(source.table.index[pos])] + [
             esc(_short(_cell_text(c, record[c["key"]]), 160)) for c in cols[1:]
         ]
-        out.append("<tr>" + "".join(f'<td style="{_TD}">{c}</td>' for c in cells) + "</tr>")
+        out.append(
+            "<tr>"
+            + "".join(
+                f'<td style="{_TD}{_col_style(col)}">{c}</td>'
+                for col, c in zip(cols, cells, strict=True)
+            )
+            + "</tr>"
+        )
     out.append("</tbody></table>")
     if n > max_rows:
         out.append(
@@ -229,6 +256,27 @@ def table_html(source: Source, title: str = "", max_rows: int = 20) -> str:
         )
     out.append("</div>")
     return "".join(out)
+
+
+def _col_style(col: Mapping[str, Any]) -> str:
+    """Prose gets room (wraps between 220 and 480 px); scores, verdicts and flags stay narrow."""
+    if col.get("kind") == "text":
+        return " min-width:220px; max-width:480px; overflow-wrap:anywhere;"
+    if col.get("kind") in ("verdict", "error", "list"):
+        return " min-width:90px; max-width:260px; overflow-wrap:anywhere;"
+    return " white-space:nowrap;"
+
+
+def _head_html(col: Mapping[str, Any]) -> str:
+    """``metric/field`` headers on two lines (metric small above the field), so a long metric
+    name never widens its column."""
+    metric, field = col.get("metric"), col.get("field")
+    if metric and field:
+        return (
+            f'<div style="font-weight:400; font-size:11px; overflow-wrap:anywhere;">{esc(metric)}</div>'
+            f"<div>{esc(field)}</div>"
+        )
+    return esc(col.get("label"))
 
 
 def _short(text: str, limit: int) -> str:
@@ -307,7 +355,7 @@ def _criteria_html(rows: Sequence[Mapping[str, Any]]) -> str:
             else ""
         )
         reasoning = (
-            f'<div style="color:{_MUTED};">{esc(c.get("reasoning"))}</div>'
+            f'<div class="rl-md" style="color:{_MUTED}; white-space:normal;">{markdown_html(c.get("reasoning"))}</div>'
             if c.get("reasoning")
             else ""
         )
@@ -346,14 +394,16 @@ def _metric_html(m: Mapping[str, Any]) -> str:
         out.append(_criteria_html(m.get("criteria") or []))
     if m.get("rationale"):
         out.append(
-            f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase;">Rationale</div><div style="{_PRE}">{esc(m["rationale"])}</div>'
+            f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase;">Rationale</div>{_md_html(m["rationale"])}'
         )
     out.append(_raw_html(m.get("raw_output") or [], bool(m.get("error"))))
     meta = [
         f"{k} {_int(m.get(k)) if k != 'latency' else esc(m.get(k))}"
-        for k in ("tokens", "latency", "attempts")
+        for k in (("tokens",) if m.get("cached") else ("tokens", "latency", "attempts"))
         if m.get(k) is not None
     ]
+    if m.get("cached"):
+        meta.append("cached (answered from the judge cache, no new call)")
     if meta:
         out.append(f'<div style="color:{_MUTED}; font-size:12px;">{" · ".join(meta)}</div>')
     out.append("</div>")
@@ -392,8 +442,19 @@ def _field_label_html(name: Any) -> str:
     return f'<div style="color:{_MUTED}; font-size:11px; text-transform:uppercase; margin-top:6px;">{esc(name)}</div>'
 
 
+_MD_BOX = f"overflow-wrap:anywhere; background:{_BG2}; border:1px solid {_BORDER}; border-radius:4px; padding:0 8px; margin:2px 0 8px;"
+
+
+def _md_html(text: Any) -> str:
+    """Model or judge text as CommonMark (raw HTML stays text; see ``_markdown``)."""
+    value = "" if text is None else str(text)
+    if not looks_like_markdown(value):
+        return f'<div style="{_PRE}">{esc(value)}</div>'
+    return f'<div class="rl-md" style="{_MD_BOX}">{markdown_html(value)}</div>'
+
+
 def _field_html(name: Any, text: Any) -> str:
-    return _field_label_html(name) + f'<div style="{_PRE}">{esc(text)}</div>'
+    return _field_label_html(name) + _md_html(text)
 
 
 def _images_html(images: Sequence[Mapping[str, Any]]) -> str:
@@ -474,7 +535,7 @@ def pairwise_html(
     for side in ("candidate", "baseline"):
         s = case.get(side) or {}
         out.append(
-            f'<td style="{_TD} width:50%;"><b>{side.title()}</b> <span style="color:{_MUTED};">{esc(s.get("name") or "")}</span><div style="{_PRE}">{esc(s.get("text") or "")}</div></td>'
+            f'<td style="{_TD} width:50%;"><b>{side.title()}</b> <span style="color:{_MUTED};">{esc(s.get("name") or "")}</span>{_md_html(s.get("text") or "")}</td>'
         )
     out.append("</tr></table>")
     metric = case.get("metric")

@@ -1,7 +1,8 @@
 """``CalibrationView``: how far to trust a judge, on the user's own labels.
 
 The confusion matrix of judge vs human verdicts as a heat map; clicking a cell lists those
-comparisons, and opening one shows the judge's row and the person's row side by side (prompt,
+comparisons a page at a time, each with its texts (question, both answers, both verdicts), and
+opening one shows the judge's row and the person's row side by side (prompt,
 answers, the judge's reasoning, the human label). Per-criterion bars show which criteria the
 judge over- or under-scores, with bootstrap intervals.
 """
@@ -23,7 +24,10 @@ from ._static import calibration_html, calibration_text
 
 __all__ = ["CalibrationView"]
 
-MAX_LISTED = 500
+PAGE_SIZE = 8
+TEXT_CHARS = 600
+#: id-like columns are shown in the item's heading, not as texts
+_ID_HINTS = ("id", "model", "winner", "judge", "rater", "turn", "tstamp", "verdict")
 
 
 class CalibrationView(RubricView):
@@ -38,6 +42,8 @@ class CalibrationView(RubricView):
     cell = traitlets.List(traitlets.Unicode()).tag(sync=True)
     items = traitlets.List(traitlets.Dict()).tag(sync=True)
     cell_total = traitlets.Int(0).tag(sync=True)
+    page = traitlets.Int(0).tag(sync=True)
+    page_size = traitlets.Int(PAGE_SIZE).tag(sync=True)
     item = traitlets.Int(-1).tag(sync=True)
     detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     criteria = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -84,6 +90,7 @@ class CalibrationView(RubricView):
         with self.hold_sync():
             self.item = -1
             self.detail = None  # type: ignore[assignment]
+            self.page = 0
             if not change["new"] or self._pairwise is None:
                 self._listed = None
                 self.items, self.cell_total = [], 0
@@ -92,18 +99,58 @@ class CalibrationView(RubricView):
             comp = self._pairwise.comparisons
             row, col = change["new"]
             chosen = comp[(comp[left].astype(str) == row) & (comp[right].astype(str) == col)]
-            self._listed = chosen.iloc[:MAX_LISTED]
+            self._listed = chosen
             self.cell_total = len(chosen)
-            self.items = [_item(self._pairwise, r) for _, r in self._listed.iterrows()]
+            self.items = self._page_items(0)
+
+    def _page_items(self, page: int) -> list[dict[str, Any]]:
+        """The comparisons on one page of the cell's list, each with its texts."""
+        if self._listed is None or self._pairwise is None:
+            return []
+        start = page * self.page_size
+        chunk = self._listed.iloc[start : start + self.page_size]
+        return [{**_item(self._pairwise, r), "texts": self._texts(r)} for _, r in chunk.iterrows()]
+
+    @traitlets.validate("page")
+    def _valid_page(self, proposal: Any) -> int:
+        pages = max(1, -(-self.cell_total // self.page_size))
+        return min(max(int(proposal["value"]), 0), pages - 1)
+
+    @traitlets.observe("page")
+    def _on_page(self, change: Any) -> None:
+        with self.hold_sync():
+            self.item = -1
+            self.detail = None  # type: ignore[assignment]
+            self.items = self._page_items(int(change["new"]))
+
+    def _texts(self, record: pd.Series) -> list[dict[str, Any]]:
+        """The prose of one comparison (question, answers, judgments) from both frames, short."""
+        assert self._pairwise is not None
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for side in self._pairwise.sides:
+            frame = self._frames["judge"] if side == "judge" else self._frames["human"]
+            label = record.get(f"{side}_row")
+            if frame is None or label is None or label not in frame.index:
+                continue
+            for k, v in frame.loc[label].items():
+                name = str(k)
+                if name in seen or is_missing(v) or any(h in name.lower() for h in _ID_HINTS):
+                    continue
+                text = text_of(v, TEXT_CHARS)
+                if text and not text.replace(".", "").isdigit():
+                    seen.add(name)
+                    out.append({"name": name, "side": side, "text": text})
+        return out[:6]
 
     @traitlets.observe("item")
     def _on_item(self, change: Any) -> None:
         pos = int(change["new"])
-        if pos < 0 or self._listed is None or pos >= len(self._listed):
+        if pos < 0 or self._listed is None or pos >= len(self.items):
             self.detail = None  # type: ignore[assignment]
             return
         assert self._pairwise is not None
-        record = self._listed.iloc[pos]
+        record = self._listed.iloc[self.page * self.page_size + pos]
         self.detail = self._detail(record)
 
     def _detail(self, record: pd.Series) -> dict[str, Any]:

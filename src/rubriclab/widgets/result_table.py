@@ -15,7 +15,8 @@ import traitlets
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload, columns_payload
-from ._query import TableQuery
+from ._charts import chart_data
+from ._query import Query, TableQuery
 from ._source import as_source
 from ._static import table_html, table_text
 
@@ -23,7 +24,8 @@ __all__ = ["ResultTable"]
 
 
 class ResultTable(RubricView):
-    """The result table: summary on top, virtual scrolling, sort, filters, row explanations."""
+    """The result table: summary and charts on top, virtual scrolling, sort, filters, export,
+    row explanations."""
 
     _esm = EsmBundle("result_table")
 
@@ -32,11 +34,17 @@ class ResultTable(RubricView):
     summary = traitlets.List(traitlets.Dict()).tag(sync=True)
     metrics = traitlets.List(traitlets.Dict()).tag(sync=True)
     verdicts = traitlets.Dict().tag(sync=True)
+    criteria = traitlets.Dict().tag(sync=True)
     total = traitlets.Int(0).tag(sync=True)
     page_size = traitlets.Int(200).tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
     selected = traitlets.Int(-1).tag(sync=True)
     detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    #: a live run's state: {"done", "total", "errors", "state": running|finished|interrupted|failed}
+    progress = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    #: while a run holds the kernel (page requests wait for it), the first rows and the charts
+    #: travel in this trait: {"rows", "total", "charts"}
+    live = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
     def __init__(
         self,
@@ -69,6 +77,7 @@ class ResultTable(RubricView):
             summary=source.summary,
             metrics=[{"name": m.name, "kind": m.kind} for m in source.metrics],
             verdicts=self._query.verdicts(),
+            criteria=self._query.criteria_options(),
             total=len(source.table),
             is_mock=source.is_mock,
             judge=source.judge,
@@ -77,6 +86,44 @@ class ResultTable(RubricView):
             page_size=page_size,
         )
         self._register("page", self._page)
+        self._register("export", self._export)
+        self._register("charts", self._charts)
+
+    def update(self, result: Any, progress: Mapping[str, Any] | None = None) -> None:
+        """Show ``result`` (more rows of a live run, or its final result) in this view, keeping
+        the columns the reader chose; ``progress`` is the run's progress line."""
+        source = as_source(result)
+        cols, default_visible = columns_payload(source)
+        known = {c["key"] for c in self.columns}
+        keys = [c["key"] for c in cols]
+        chosen = set(self.visible)
+        visible = [k for k in keys if k in chosen or (k not in known and k in default_visible)]
+        self._source = source
+        self._query = TableQuery(source)
+        running = progress is not None and progress.get("state") == "running"
+        with self.hold_sync():
+            self.columns = cols
+            self.visible = visible
+            self.summary = source.summary
+            self.metrics = [{"name": m.name, "kind": m.kind} for m in source.metrics]
+            self.verdicts = self._query.verdicts()
+            self.criteria = self._query.criteria_options()
+            self.is_mock = source.is_mock
+            self.judge = source.judge
+            self.progress = dict(progress) if progress else None  # type: ignore[assignment]
+            self.live = self._live_payload() if running else None  # type: ignore[assignment]
+            self.total = len(source.table)
+
+    LIVE_ROWS = 1000
+
+    def _live_payload(self) -> dict[str, Any]:
+        page = self._query.page(None, 0, self.LIVE_ROWS, list(self.visible))
+        return {
+            "rows": page["rows"],
+            "columns": list(self.visible),
+            "total": page["total"],
+            "charts": chart_data(self._source),
+        }
 
     @property
     def result_table(self) -> Any:
@@ -88,6 +135,26 @@ class ResultTable(RubricView):
         start = int(request.get("start", 0))
         stop = int(request.get("stop", start + self.page_size))
         return self._query.page(request.get("query"), start, stop, [str(c) for c in columns])
+
+    def _export(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        columns = request.get("columns") or self.visible
+        return self._query.export(
+            request.get("query"), [str(c) for c in columns], str(request.get("format", "csv"))
+        )
+
+    def _charts(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        positions = self._query.view(Query(request.get("query"), self._source))
+        everything = len(positions) == len(self._source.table)
+        return {"charts": chart_data(self._source, None if everything else positions)}
+
+    def export(self, fmt: str = "csv", query: Mapping[str, Any] | None = None) -> str:
+        """The visible columns of the rows ``query`` selects, as CSV or JSON Lines text (what
+        the view's download buttons save)."""
+        return str(self._query.export(query, list(self.visible), fmt)["text"])
+
+    def charts(self, query: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The chart data the view draws for ``query`` (histogram, criteria, win/tie/loss)."""
+        return list(self._charts({"query": query})["charts"])
 
     def page(
         self, start: int = 0, stop: int = 200, query: Mapping[str, Any] | None = None

@@ -1,0 +1,287 @@
+"""The charts as inline SVG for static HTML (the report): no script, no external reference.
+
+Every label (metric and criterion names come from users and judges) goes through
+``html.escape``; tooltips are SVG ``<title>`` elements, which hold text only.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["charts_html", "criteria_svg", "histogram_svg", "runs_svg", "wtl_svg"]
+
+_GOOD = "#388e3c"
+_BAD = "#d32f2f"
+_MID = "#9e9e9e"
+_ACCENT = "#1976d2"
+_AXIS = "#777"
+_FONT = "font-family:system-ui,sans-serif;font-size:11px"
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _pct(value: Any, digits: int = 0) -> str:
+    return "—" if not isinstance(value, int | float) else f"{100 * value:.{digits}f}%"
+
+
+def histogram_svg(chart: Mapping[str, Any], width: int = 360, height: int = 150) -> str:
+    """Score distribution: ten bins of 10 points (pointwise) or the 5-point scale (pairwise)."""
+    if chart.get("kind") == "pairwise":
+        bars = [(c["label"], c["count"]) for c in chart.get("choices", [])]
+    else:
+        bars = [
+            (f"{100 * b['low']:.0f}–{100 * b['high']:.0f}%", b["count"])
+            for b in chart.get("histogram", [])
+        ]
+    if not bars:
+        return ""
+    top = max((c for _, c in bars), default=0) or 1
+    left, bottom, right, top_pad = 34, 34, 8, 18
+    plot_w, plot_h = width - left - right, height - bottom - top_pad
+    step = plot_w / len(bars)
+    out = [
+        f'<svg class="rl-chart rl-hist" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="score distribution of {_e(chart.get("metric"))}" style="{_FONT}">',
+        f'<text x="{left}" y="12" fill="#333">{_e(chart.get("metric"))}: scores '
+        f"({chart.get('scored', 0):,} scored)</text>",
+    ]
+    for tick in (0, top):
+        y = top_pad + plot_h - plot_h * tick / top
+        out.append(
+            f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" fill="{_AXIS}">{tick:,}</text>'
+        )
+    out.append(
+        f'<line x1="{left}" y1="{top_pad + plot_h}" x2="{left + plot_w}" y2="{top_pad + plot_h}" stroke="{_AXIS}"/>'
+    )
+    for i, (label, count) in enumerate(bars):
+        h = plot_h * count / top
+        x = left + i * step + 1
+        y = top_pad + plot_h - h
+        out.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{step - 2:.1f}" height="{h:.1f}" fill="{_ACCENT}">'
+            f"<title>{_e(label)}: {count:,}</title></rect>"
+        )
+        if chart.get("kind") != "pairwise" and i % 2 == 0:
+            out.append(
+                f'<text x="{left + i * step:.1f}" y="{top_pad + plot_h + 13}" fill="{_AXIS}">{100 * i // len(bars)}%</text>'
+            )
+    if chart.get("kind") != "pairwise":
+        out.append(
+            f'<text x="{left + plot_w}" y="{top_pad + plot_h + 13}" text-anchor="end" fill="{_AXIS}">100%</text>'
+        )
+    else:
+        out.append(
+            f'<text x="{left}" y="{top_pad + plot_h + 13}" fill="{_AXIS}">candidate better</text>'
+            f'<text x="{left + plot_w}" y="{top_pad + plot_h + 13}" text-anchor="end" fill="{_AXIS}">baseline better</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _colour(result: Mapping[str, Any], index: int, count: int) -> str:
+    good = result.get("good")
+    if good is True:
+        return _GOOD
+    if good is False:
+        return _BAD
+    if result.get("label") == "tie":
+        return _MID
+    # levels without a pass rule: a blue ramp, darkest for the highest level
+    shade = 0.35 + 0.65 * (1 - index / max(count - 1, 1))
+    return f"rgba(25,118,210,{shade:.2f})"
+
+
+def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
+    """One stacked bar per criterion: how many rows got each result (where answers fail)."""
+    rows: Sequence[Mapping[str, Any]] = chart.get("criteria") or []
+    if not rows:
+        return ""
+    label_w, row_h, top_pad = 170, 20, 18
+    bar_w = width - label_w - 60
+    height = top_pad + row_h * len(rows) + 6
+    out = [
+        f'<svg class="rl-chart rl-crit-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="results per criterion of {_e(chart.get("metric"))}" style="{_FONT}">',
+        f'<text x="0" y="12" fill="#333">{_e(chart.get("metric"))}: results per criterion</text>',
+    ]
+    for r, row in enumerate(rows):
+        y = top_pad + r * row_h
+        name = str(row.get("name", ""))
+        short = name if len(name) <= 28 else name[:27] + "…"
+        out.append(
+            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end" fill="#333">'
+            f"<title>{_e(row.get('question') or name)}</title>{_e(short)}</text>"
+        )
+        total = row.get("total") or 0
+        x = float(label_w)
+        results = row.get("results") or []
+        for i, res in enumerate(results):
+            w = bar_w * res["count"] / total if total else 0
+            out.append(
+                f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
+                f'fill="{_colour(res, i, len(results))}"><title>{_e(name)}: {_e(res["label"])} '
+                f"{res['count']:,} of {total:,}</title></rect>"
+            )
+            short = str(res["label"]).removeprefix("level ")
+            if w >= 8 * len(short) + 8:
+                out.append(
+                    f'<text x="{x + w / 2:.1f}" y="{y + 13}" text-anchor="middle" fill="#fff" '
+                    f'font-weight="600">{_e(short)}</text>'
+                )
+            x += w
+        bad = row.get("bad_share")
+        if isinstance(bad, int | float):
+            out.append(
+                f'<text x="{label_w + bar_w + 6}" y="{y + 13}" fill="{_AXIS}">{_pct(bad)} fail</text>'
+            )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def wtl_svg(chart: Mapping[str, Any], width: int = 420) -> str:
+    """Win / tie / loss rates as bars with their intervals as whiskers, on a 0-100% axis."""
+    rows: Sequence[Mapping[str, Any]] = chart.get("wtl") or []
+    if not rows:
+        return ""
+    label_w, row_h, top_pad = 100, 22, 18
+    bar_w = width - label_w - 70
+    height = top_pad + row_h * len(rows) + 20
+    colours = [_GOOD, _MID, _BAD]
+    out = [
+        f'<svg class="rl-chart rl-wtl" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="win tie loss of {_e(chart.get("metric"))}" style="{_FONT}">',
+        f'<text x="0" y="12" fill="#333">{_e(chart.get("metric"))}: win / tie / loss (95% interval)</text>',
+    ]
+    for r, row in enumerate(rows):
+        y = top_pad + r * row_h
+        rate = row.get("rate")
+        out.append(
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" fill="#333">{_e(row["label"])}</text>'
+        )
+        if isinstance(rate, int | float):
+            out.append(
+                f'<rect x="{label_w}" y="{y + 4}" width="{bar_w * rate:.1f}" height="{row_h - 8}" fill="{colours[r % 3]}">'
+                f"<title>{_e(row['label'])}: {_pct(rate, 1)}</title></rect>"
+            )
+        low, high = row.get("low"), row.get("high")
+        if isinstance(low, int | float) and isinstance(high, int | float):
+            x1, x2, mid = label_w + bar_w * low, label_w + bar_w * high, y + row_h / 2
+            out.append(
+                f'<path d="M{x1:.1f} {mid - 5:.1f}V{mid + 5:.1f}M{x1:.1f} {mid:.1f}H{x2:.1f}M{x2:.1f} {mid - 5:.1f}V{mid + 5:.1f}" '
+                f'stroke="#222" fill="none"><title>interval {_pct(low)}–{_pct(high)}</title></path>'
+            )
+        out.append(
+            f'<text x="{label_w + bar_w + 6}" y="{y + 14}" fill="{_AXIS}">{_pct(rate)}</text>'
+        )
+    axis_y = top_pad + row_h * len(rows) + 2
+    out.append(
+        f'<line x1="{label_w}" y1="{axis_y}" x2="{label_w + bar_w}" y2="{axis_y}" stroke="{_AXIS}"/>'
+    )
+    for t in (0, 0.25, 0.5, 0.75, 1):
+        x = label_w + bar_w * t
+        out.append(
+            f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 3}" stroke="{_AXIS}"/>'
+            f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" fill="{_AXIS}">{100 * t:.0f}%</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def charts_html(charts: Sequence[Mapping[str, Any]]) -> str:
+    """All charts of a result, side by side, as static HTML."""
+    blocks = []
+    for chart in charts:
+        parts = [histogram_svg(chart), wtl_svg(chart), criteria_svg(chart)]
+        blocks.append(
+            '<div class="rl-charts-static" style="display:flex; flex-wrap:wrap; gap:18px; '
+            'align-items:flex-start; margin:8px 0;">' + "".join(p for p in parts if p) + "</div>"
+        )
+    return "".join(blocks)
+
+
+def runs_svg(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], width: int = 560) -> str:
+    """Several runs side by side: per metric, one bar per run (mean score, or win rate for a
+    pairwise metric) with its interval or std as a whisker, on a labelled 0-100% axis."""
+    metrics: list[str] = []
+    for _title, summary in runs:
+        for entry in summary:
+            name = str(entry.get("metric", ""))
+            if name not in metrics:
+                metrics.append(name)
+    if not metrics or not runs:
+        return ""
+    label_w, row_h, gap, top_pad = 170, 18, 10, 6
+    bar_w = width - label_w - 80
+    palette = ["#1976d2", "#f57c00", "#388e3c", "#7b1fa2", "#c2185b", "#00796b"]
+    height = top_pad + len(metrics) * (len(runs) * row_h + gap) + 30
+    out = [
+        f'<svg class="rl-chart rl-runs" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="runs compared" '
+        f'style="{_FONT}">'
+    ]
+    y = float(top_pad)
+    for metric in metrics:
+        out.append(
+            f'<text x="0" y="{y + 12:.1f}" font-weight="600" fill="#333">{_e(metric)}</text>'
+        )
+        for r, (title, summary) in enumerate(runs):
+            row: Mapping[str, Any] | None = next(
+                (s for s in summary if str(s.get("metric")) == metric), None
+            )
+            colour = palette[r % len(palette)]
+            short = title if len(title) <= 22 else title[:21] + "…"
+            out.append(
+                f'<text x="{label_w - 6}" y="{y + 13:.1f}" text-anchor="end" fill="{_AXIS}">'
+                f"<title>{_e(title)}</title>{_e(short)}</text>"
+            )
+            if row is not None:
+                pairwise = row.get("kind") == "pairwise"
+                value = row.get("win_rate" if pairwise else "mean")
+                if isinstance(value, int | float):
+                    what = "win rate" if pairwise else "mean score"
+                    out.append(
+                        f'<rect x="{label_w}" y="{y + 3:.1f}" width="{bar_w * max(0.0, min(1.0, value)):.1f}" '
+                        f'height="{row_h - 6}" fill="{colour}"><title>{_e(title)} · {_e(metric)}: '
+                        f"{what} {_pct(value, 1)}</title></rect>"
+                    )
+                    low, high = (
+                        (row.get("win_rate_low"), row.get("win_rate_high"))
+                        if pairwise
+                        else (
+                            (value - row["std"], value + row["std"])
+                            if isinstance(row.get("std"), int | float)
+                            else (None, None)
+                        )
+                    )
+                    if isinstance(low, int | float) and isinstance(high, int | float):
+                        x1 = label_w + bar_w * max(0.0, low)
+                        x2 = label_w + bar_w * min(1.0, high)
+                        mid = y + row_h / 2
+                        out.append(
+                            f'<path d="M{x1:.1f} {mid:.1f}H{x2:.1f}" stroke="#222" fill="none">'
+                            f"<title>{'95% interval' if pairwise else '± std'}</title></path>"
+                        )
+                    suffix = " win" if pairwise else ""
+                    out.append(
+                        f'<text x="{label_w + bar_w + 6}" y="{y + 13:.1f}" fill="{_AXIS}">{_pct(value, 1)}{suffix}</text>'
+                    )
+            y += row_h
+        y += gap
+    out.append(
+        f'<line x1="{label_w}" y1="{y:.1f}" x2="{label_w + bar_w}" y2="{y:.1f}" stroke="{_AXIS}"/>'
+    )
+    for t in (0, 0.25, 0.5, 0.75, 1):
+        x = label_w + bar_w * t
+        out.append(
+            f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{x:.1f}" y2="{y + 3:.1f}" stroke="{_AXIS}"/>'
+            f'<text x="{x:.1f}" y="{y + 14:.1f}" text-anchor="middle" fill="{_AXIS}">{100 * t:.0f}%</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,113 @@
+"""Saved results are plain files: JSONL that jq and pandas read, loading back exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import rubriclab as rl
+
+
+def _support_result() -> rl.EvalResult:
+    support = rl.Rubric.analytic(
+        {
+            "accuracy": {
+                "weight": 0.6,
+                "critical": 2,
+                "levels": {1: "wrong", 2: "vague", 3: "right"},
+            },
+            "tone": {"weight": 0.4, "levels": {1: "cold", 2: "stiff", 3: "warm"}},
+        },
+        pass_mark=0.7,
+    )
+    frame = pd.DataFrame(
+        {
+            "prompt": ["Where is my refund?", "Can I change my address?"],
+            "response": ["Refunds take 5 days.", "Yes, in Settings."],
+        }
+    )
+    metrics = [
+        rl.metrics.RubricMetric(name="support", rubric=support),
+        rl.metrics.TEXT_QUALITY,
+    ]
+    return rl.evaluate(frame, metrics, judge="mock")
+
+
+def test_jsonl_rows_hold_real_nested_json_and_load_back_exactly(tmp_path: Path) -> None:
+    result = _support_result()
+    path = result.save(tmp_path / "results.jsonl")
+    text = path.read_text(encoding="utf-8")
+    assert "\\u0000json:" not in text and "\x00" not in text
+    header, *rows = [json.loads(line) for line in text.splitlines()]
+    assert "__rubriclab__" in header
+    first = rows[0]
+    # criteria and rubrics are JSON arrays/objects, not strings holding JSON
+    assert isinstance(first["support/criteria"], list)
+    assert first["support/criteria"][0]["name"] == "accuracy"
+    assert isinstance(first["text_quality/rubric"], dict)
+    # the judge's raw answer is its text, encoded once (a JSON object inside one string)
+    raw = first["support/raw_output"]
+    assert isinstance(raw, str) and isinstance(json.loads(raw), dict)
+    # pandas reads it too (the header is the first line)
+    frame = pd.read_json(path, lines=True).iloc[1:]
+    assert isinstance(frame["support/criteria"].iloc[0], list)
+    # and nothing is lost on the way back
+    again = rl.load_result(path)
+    assert again.table["support/criteria"].tolist() == result.table["support/criteria"].tolist()
+    assert again.table["support/raw_output"].tolist() == result.table["support/raw_output"].tolist()
+    assert again.table["text_quality/rubric"].iloc[0] == result.table["text_quality/rubric"].iloc[0]
+    assert again.is_mock and again.metric("support").rubric == result.metric("support").rubric
+    pd.testing.assert_frame_equal(again.summary, result.summary)
+
+
+def test_a_string_that_looks_like_json_stays_a_string(tmp_path: Path) -> None:
+    result = _support_result()
+    result.table["note"] = ['["not", "a list"]', "{}"]
+    again = rl.load_result(result.save(tmp_path / "r.jsonl"))
+    assert again.table["note"].tolist() == ['["not", "a list"]', "{}"]
+
+
+def test_parquet_stores_json_text_without_tags_and_loads_back(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    result = _support_result()
+    path = result.save(tmp_path / "results.parquet")
+    plain = pd.read_parquet(path)
+    cell = plain["support/criteria"].iloc[0]
+    assert isinstance(cell, str) and not cell.startswith("\x00")
+    assert json.loads(cell)[0]["name"] == "accuracy"
+    again = rl.load_result(path)
+    assert again.table["support/criteria"].tolist() == result.table["support/criteria"].tolist()
+
+
+def test_results_written_in_the_first_format_still_load(tmp_path: Path) -> None:
+    """Version 1 stored nested values as NUL-tagged JSON strings and raw_output twice encoded."""
+    result = _support_result()
+    tag = "\x00json:"
+    header = {
+        "version": 1,
+        "metrics": [m.to_dict() for m in result.metrics],
+        "judge": result.judge,
+        "is_mock": True,
+        "stats": result.stats.to_dict(),
+        "meta": {},
+        "columns": list(result.table.columns),
+    }
+    lines = [json.dumps({"__rubriclab__": header})]
+    for record in result.table.to_dict(orient="records"):
+        row = {}
+        for key, value in record.items():
+            if key.endswith(("/criteria", "/raw_output", "/rubric")) and value is not None:
+                plain = value.to_dict() if isinstance(value, rl.Rubric) else value
+                row[key] = tag + json.dumps(plain)
+            else:
+                row[key] = None if isinstance(value, float) and value != value else value
+        lines.append(json.dumps(row))
+    path = tmp_path / "old.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    again = rl.load_result(path)
+    assert again.table["support/criteria"].tolist() == result.table["support/criteria"].tolist()
+    assert again.table["support/raw_output"].tolist() == result.table["support/raw_output"].tolist()
+    assert isinstance(again.table["text_quality/rubric"].iloc[0], rl.Rubric)
