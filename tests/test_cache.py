@@ -177,3 +177,31 @@ def test_the_file_is_sqlite_in_wal_mode(tmp_path: Path) -> None:
     Cache(path).put("k", entry())
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# -- lone surrogates (issue 13) ------------------------------------------------------------------
+
+
+def test_a_lone_surrogate_never_makes_put_raise(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "c.sqlite3")
+    cache.put("k", CacheEntry("half \ud800 text", Usage(1, 1, 2), "m\udfff", "stop\ud800"))
+    entry = cache.get_many(["k"])["k"]
+    assert entry.text == "half \ufffd text" and entry.model == "m\ufffd"
+    assert entry.finish_reason == "stop\ufffd"
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_a_reply_with_a_lone_surrogate_is_cleaned_at_the_transport_and_cached(
+    tmp_path: Path, transport: str
+) -> None:
+    with FakeJudgeServer(faults=Faults(rate_surrogate=1.0)) as server:
+        judge = Judge(server.url, model="m", cache=tmp_path / "c.sqlite3", transport=transport)
+        first = judge.map(["a", "b"], progress=False)
+        again = judge.map(["a", "b"], progress=False)
+        assert server.calls == 2  # the re-run came from the file
+    assert all(r.ok and r.text is not None and "\ufffd" in r.text for r in first)
+    assert [r.text for r in again] == [r.text for r in first]
+    assert all(r.cached for r in again)
+    for reply in first:
+        assert reply.text is not None
+        reply.text.encode("utf-8")  # no lone surrogate left anywhere

@@ -101,7 +101,7 @@ def test_run_reads_each_format_and_writes_results_and_report(
     page = (out / "report.html").read_text()
     assert "Send a &lt;b&gt;photo&lt;/b&gt; &amp; we replace it." in page
     captured = capsys.readouterr()
-    assert "support" in captured.out and "0.500" in captured.out  # the summary on stdout
+    assert "support" in captured.out and "50.0%" in captured.out  # the summary on stdout
     assert "rubriclab run:" in captured.err and "wrote" in captured.err  # progress on stderr
     assert "rubriclab run:" not in captured.out
 
@@ -112,9 +112,29 @@ def test_fail_under_sets_the_exit_code(
     config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
 
     assert main(["run", str(config), "--fail-under", "0.6"]) == 1
-    assert "FAIL replies/support: mean 0.500 < 0.6" in capsys.readouterr().err
-    assert main(["run", str(config), "--fail-under", "0.5"]) == 0
-    assert "OK every metric's mean is at least 0.5" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--fail-under read as 60.0%" in err
+    assert "FAIL replies/support: mean 50.0% < 60.0%" in err
+    assert main(["run", str(config), "--fail-under", "50%"]) == 0
+    assert "OK every metric's mean is at least 50.0%" in capsys.readouterr().err
+    # 70 cannot be a fraction: it reads as 70%, and says so, rather than failing with no hint
+    assert main(["run", str(config), "--fail-under", "70"]) == 1
+    err = capsys.readouterr().err
+    assert "--fail-under read as 70.0%" in err and "mean 50.0% < 70.0%" in err
+
+
+def test_fail_under_refuses_what_is_not_a_score(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    for bad in ("high", "170", "-5%"):
+        with pytest.raises(SystemExit) as info:
+            main(["run", str(config), f"--fail-under={bad}"])
+        assert info.value.code == 2
+        assert "--fail-under must be a fraction like 0.7 or a percent like '70%'" in (
+            capsys.readouterr().err
+        )
+    assert judge.requests == []  # refused before any call
 
 
 def test_fail_under_from_the_config_and_a_run_with_no_scores_fails(
@@ -389,7 +409,10 @@ def test_demo_runs_offline_prints_summaries_and_writes_the_report(tmp_path: Path
     done = _cli("demo", "--report", "demo.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "MOCK" in done.stdout
-    assert "accurate_but_incomplete" in done.stdout and "75.0 pass" in done.stdout
+    assert "accurate_but_incomplete" in done.stdout and "75.0% pass" in done.stdout
+    assert "60.0% fail (accuracy below 2)" in done.stdout
+    assert "50.0% fail (score below pass mark)" in done.stdout
+    assert "pass = verdict 'pass'" in done.stdout  # the pass rule is printed beside the rates
     for section in ("text_quality", "pairwise_multimodal_understanding", "support"):
         assert section in done.stdout
     page = (tmp_path / "demo.html").read_text()
@@ -433,6 +456,50 @@ def test_run_with_a_template_file_sends_that_prompt(tmp_path: Path, judge: FakeJ
     assert "accuracy completeness tone conciseness" in first
     scores = rl.load_result(tmp_path / "out" / "results.jsonl").table["support/score"]
     assert scores.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_a_config_may_send_only_key_like_variables_unless_the_user_allows_one(
+    tmp_path: Path,
+    judge: FakeJudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _write_data(tmp_path, "csv")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text(encoding="utf-8").replace(
+        "max_retries: 0}", "max_retries: 0, api_key_env: DATABASE_PASSWORD}"
+    )
+    config.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("DATABASE_PASSWORD", "hunter2-db-password")
+
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "'DATABASE_PASSWORD', which does not look like an API key variable" in err
+    assert "--allow-env DATABASE_PASSWORD" in err and "hunter2" not in err
+    assert judge.calls == 0  # nothing was sent anywhere
+
+    assert main(["run", str(config), "--allow-env", "DATABASE_PASSWORD"]) == 0
+    assert judge.log[0].headers["authorization"] == "Bearer hunter2-db-password"
+    capsys.readouterr()
+
+    config.write_text(text.replace("DATABASE_PASSWORD", "JUDGE_API_KEY"), encoding="utf-8")
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-key-0001")
+    assert main(["run", str(config)]) == 0  # a key-like name needs no confirmation
+    assert judge.log[-1].headers["authorization"] == "Bearer sk-judge-key-0001"
+
+
+def test_a_rubric_without_descriptors_is_warned_about_in_one_line(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    (tmp_path / "support.yaml").write_text(
+        "criteria:\n  tone:\n    levels: 3\n", encoding="utf-8"
+    )  # replaces the lesson rubric the config names
+    assert main(["run", str(config)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "rubriclab: warning: criterion 'tone': 'levels: 3' gives levels without descriptors" in err
+    )
 
 
 def test_model_flag_alone_renames_the_configs_model(tmp_path: Path, judge: FakeJudgeServer) -> None:

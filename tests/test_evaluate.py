@@ -82,7 +82,8 @@ def test_generate_revise_critique_score_summarise(fake_judge: Any) -> None:
     s = result.summary.loc["text_quality"]
     assert s["n"] == 3 and s["errors"] == 0
     assert s["mean"] == pytest.approx((1.0 + 1 / 3 + 0.5) / 3)
-    assert s["pass_rate"] == pytest.approx(2 / 3)
+    # no pass mark: "critical met" is no pass, so only m2's fail is a pass/fail verdict
+    assert (s["pass_rate"], s["passed"], s["verdicts"]) == (0.0, 0, 1)
     assert s["calls"] == 3 and s["tokens"] > 0
     assert not result.is_mock
 
@@ -228,15 +229,15 @@ def test_analytic_rubric_with_critical_criterion_over_http(fake_judge: Any, tmp_
     pd.testing.assert_frame_equal(again.summary, result.summary)
 
 
-def test_missing_columns_and_empty_responses_name_the_row_and_column() -> None:
+def test_a_missing_column_fails_fast_but_an_empty_response_is_judged() -> None:
     with pytest.raises(ValueError, match="no 'response' column"):
         rl.evaluate(pd.DataFrame({"prompt": ["p"]}), [rl.metrics.TEXT_QUALITY], judge="mock")
-    with pytest.raises(ValueError, match=r"row 1 \(index 'b'\), column 'response': empty response"):
-        rl.evaluate(
-            pd.DataFrame({"prompt": ["p", "q"], "response": ["r", "  "]}, index=["a", "b"]),
-            [rl.metrics.TEXT_QUALITY],
-            judge="mock",
-        )
+    result = rl.evaluate(
+        pd.DataFrame({"prompt": ["p", "q"], "response": ["r", "  "]}, index=["a", "b"]),
+        [rl.metrics.TEXT_QUALITY],
+        judge="mock",
+    )
+    assert result.table["text_quality/error"].isna().all()  # "  " is what the model said
 
 
 def test_the_mock_judge_runs_every_built_in_kind_offline_and_says_so() -> None:
@@ -277,6 +278,219 @@ def test_model_generates_responses_first_and_a_failing_model_row_is_kept() -> No
     assert t.loc[0, "response"] == "Answer to hello"
     assert pd.isna(t.loc[0, "q/error"])
     assert "model exploded" in t.loc[1, "q/error"]
+
+
+# -- numbers you can trust (issue 18) ---------------------------------------------------------------
+
+
+def _cut_off(text: str, tokens: int = 64) -> dict[str, Any]:
+    """A completion the endpoint stopped at max_tokens, as OpenAI reports it."""
+    return {
+        "model": "judge-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": tokens, "total_tokens": 10 + tokens},
+    }
+
+
+def _verdicts(**answers: str) -> str:
+    return json.dumps(
+        {"verdicts": {q: {"reasoning": "r", "verdict": v} for q, v in answers.items()}}
+    )
+
+
+def test_a_cut_off_answer_is_a_row_error_with_the_raw_text_never_a_score(fake_judge: Any) -> None:
+    cut = '{"criteria": {"quality": {"reasoning": "flawless", "score": 1'
+    fake_judge.responder = lambda body: _cut_off(cut, tokens=50)
+    rubric = rl.Rubric.analytic({"quality": {"levels": {0: "bad", 1: "good"}}})
+    metric = rl.metrics.RubricMetric(name="q", rubric=rubric)
+    t = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}),
+        [metric],
+        judge=_judge(fake_judge, max_tokens=50),
+    ).table
+    assert pd.isna(t.loc[0, "q/score"])
+    assert t.loc[0, "q/error"].startswith("judge answer cut off at max_tokens 1074 after 50 tokens")
+    assert t.loc[0, "q/raw_output"] == cut
+    # asked once more, the same question with twice the room (not a "fix your JSON" re-ask)
+    first, second = fake_judge.requests
+    assert (first["max_tokens"], second["max_tokens"]) == (50, 1074)
+    assert second["messages"] == first["messages"]
+
+
+def test_a_cut_off_answer_asked_again_with_room_scores(fake_judge: Any) -> None:
+    def responder(body: dict[str, Any]) -> Any:
+        if body.get("max_tokens", 0) < 1000:
+            return _cut_off('{"verdicts": {"q1": {"reasoning": "fine", "verdict": "YE')
+        return _verdicts(q1="YES")
+
+    fake_judge.responder = responder
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
+    t = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}),
+        [metric],
+        judge=_judge(fake_judge, max_tokens=200),
+    ).table
+    assert t.loc[0, "chk/score"] == 1.0 and t.loc[0, "chk/error"] is None
+    assert [b["max_tokens"] for b in fake_judge.requests] == [200, 1224]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"verdicts": [{"id": "q1", "verdict": "YES"}, {"id": "q1", "verdict": "NO"}]}',
+        '{"verdicts": {"q1": {"verdict": "YES"}, "q1": {"verdict": "NO"}}}',
+    ],
+    ids=["list", "object"],
+)
+def test_conflicting_duplicate_verdicts_are_asked_again_then_a_row_error(
+    fake_judge: Any, answer: str
+) -> None:
+    fake_judge.responder = lambda body: answer
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
+    t = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=_judge(fake_judge)
+    ).table
+    assert pd.isna(t.loc[0, "chk/score"])
+    assert t.loc[0, "chk/error"].startswith("unreadable judge answer")
+    assert "twice with different" in t.loc[0, "chk/error"]
+    assert t.loc[0, "chk/raw_output"] == answer
+    assert len(fake_judge.requests) == 2  # re-asked once
+
+
+def test_identical_repeated_verdicts_are_merged(fake_judge: Any) -> None:
+    fake_judge.responder = lambda body: (
+        '{"verdicts": [{"id": "q1", "verdict": "NO"}, {"id": "q1", "verdict": "NO"}]}'
+    )
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
+    result = rl.evaluate(
+        pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=_judge(fake_judge)
+    )
+    assert result.table.loc[0, "chk/score"] == 0.0 and len(fake_judge.requests) == 1
+    # no pass mark and nothing critical: no pass rate is invented
+    assert "n/a (no pass/fail verdicts)" in result.summary_text()
+    assert "pass = verdict" not in result.summary_text()
+
+
+def test_one_bad_row_does_not_stop_the_run(fake_judge: Any) -> None:
+    def responder(body: dict[str, Any]) -> str:
+        said = judge_scripts._between(judge_scripts._prompt(body), "response")
+        return _verdicts(q1="YES" if said.strip() else "NO")
+
+    fake_judge.responder = responder
+    df = pd.DataFrame(
+        {
+            "prompt": ["p0", "p1", "p2", None, "p4", "p5"],
+            "response": ["fine", "", None, "orphan", float("nan"), "also fine"],
+        }
+    )
+    metric = rl.metrics.RubricMetric(
+        name="chk", rubric=rl.Rubric.checklist(["Answered?"], pass_mark=0.5)
+    )
+    result = rl.evaluate(df, [metric], judge=_judge(fake_judge))
+    t = result.table
+    assert t["chk/score"].tolist()[:2] == [1.0, 0.0]  # "" is judged as what the model said
+    assert t.loc[5, "chk/score"] == 1.0
+    assert t.loc[2, "chk/error"] == "no response to judge"
+    assert t.loc[4, "chk/error"] == "no response to judge"
+    assert t.loc[3, "chk/error"] == "no prompt (column 'prompt' is empty in this row)"
+    assert len(fake_judge.requests) == 3  # no call for a row that cannot be judged
+    s = result.summary.loc["chk"]
+    assert (s["n"], s["scored"], s["errors"], s["passed"], s["verdicts"]) == (6, 3, 3, 2, 3)
+    with pytest.raises(ValueError, match="there is no column 'answer'"):  # shape problems fail fast
+        rl.evaluate(df, [metric], judge=_judge(fake_judge), mapping={"response": "answer"})
+
+
+def test_pass_rate_counts_only_real_passes_and_shows_its_denominator(fake_judge: Any) -> None:
+    # one metric whose rubric has a pass mark on some rows and none on others
+    fake_judge.responder = lambda body: _verdicts(q1="YES", q2="NO", q3="NO")
+    with_mark = rl.Rubric.checklist(["A?", "B?", "C?"], pass_mark="30%")
+    critical_only = rl.Rubric.checklist([rl.Criterion.yes_no("A?", critical=True), "B?", "C?"])
+    df = pd.DataFrame(
+        {
+            "prompt": ["p"] * 3,
+            "response": ["r1", "r2", "r3"],
+            "rubric": [with_mark, with_mark, critical_only],
+        }
+    )
+    result = rl.evaluate(df, [rl.metrics.RubricMetric(name="chk")], judge=_judge(fake_judge))
+    t = result.table
+    assert t["chk/verdict"].tolist() == ["pass", "pass", "critical met"]
+    s = result.summary.loc["chk"]
+    assert (s["pass_rate"], s["passed"], s["verdicts"], s["scored"]) == (1.0, 2, 2, 3)
+    text = result.summary_text("run")
+    assert "100.0% (2/2), 1 without verdict" in text and "33.3%" in text
+    assert "pass = verdict 'pass'" in text
+
+
+def test_pairwise_summary_counts_flips_and_wins_per_criterion(fake_judge: Any) -> None:
+    def responder(body: dict[str, Any]) -> str:
+        prompt = judge_scripts._prompt(body)
+        a = judge_scripts._between(prompt, "response_A")
+        # a judge with a position bias on q2: always prefers whatever is shown first
+        q1 = "A" if "long" in a else "B"
+        choice = "A>B" if "long" in a else "B>A"
+        return json.dumps(
+            {
+                "criteria": {
+                    "q1": {"evidence": "e", "winner": q1},
+                    "q2": {"evidence": "e", "winner": "A"},
+                },
+                "overall": {"reasoning": "r", "choice": choice},
+            }
+        )
+
+    fake_judge.responder = responder
+    df = pd.DataFrame(
+        {
+            "prompt": ["p", "p"],
+            "response": ["a long answer", "short"],
+            "baseline_model_response": ["short", "a long answer"],
+        }
+    )
+    metric = rl.metrics.PairwiseRubricMetric(
+        name="pw", rubric=rl.Rubric.checklist(["Complete?", "Clear?"])
+    )
+    result = rl.evaluate(df, [metric], judge=_judge(fake_judge))
+    s = result.metric_summary("pw")
+    assert (s.swap_inconsistent, s.swap_inconsistent_rate) == (2, 1.0)
+    assert s.criteria is not None
+    assert s.criteria["q1"].model_dump() == {"win": 1, "tie": 0, "loss": 1}
+    assert s.criteria["q2"].model_dump() == {"win": 0, "tie": 2, "loss": 0}
+    row = result.summary.loc["pw"]
+    assert (row["swap_inconsistent"], row["swap_inconsistent_rate"]) == (2, 1.0)
+    text = result.summary_text("pw run")
+    assert "swap-inconsistent" in text and "100.0% (2/2)" in text
+    assert "pw per criterion (win/tie/loss): q1 1/0/1, q2 0/2/0" in text
+    wins = result.criterion_wins("pw")
+    assert wins.to_dict(orient="index") == {
+        "q1": {"win": 1, "tie": 0, "loss": 1},
+        "q2": {"win": 0, "tie": 2, "loss": 0},
+    }
+
+
+def test_a_bad_image_or_rubric_cell_fails_its_row_only(fake_judge: Any, tmp_path: Path) -> None:
+    fake_judge.responder = lambda body: _verdicts(q1="YES")
+    df = pd.DataFrame(
+        {
+            "prompt": ["p0", "p1", "p2"],
+            "response": ["r0", "r1", "r2"],
+            "image": [None, str(tmp_path / "missing.png"), None],
+            "rubric": [["Right?"], ["Right?"], "criteria: [{name: a, wieght: 2}]"],
+        }
+    )
+    t = rl.evaluate(df, [rl.metrics.RubricMetric(name="chk")], judge=_judge(fake_judge)).table
+    assert t.loc[0, "chk/score"] == 1.0
+    assert (
+        "row 1, column 'image'" in t.loc[1, "chk/error"] and "no such file" in t.loc[1, "chk/error"]
+    )
+    assert "row 2, column 'rubric': not a valid rubric" in t.loc[2, "chk/error"]
+    assert len(fake_judge.requests) == 1
 
 
 # -- issue 19: live runs -------------------------------------------------------------------------

@@ -144,3 +144,128 @@ def test_credential_headers_are_held_like_the_key(fake_judge: FakeJudgeServer) -
     assert holders(judge) == {"Secret"}
     pickle.loads(pickle.dumps(judge)).complete("y")
     assert "api-key" not in fake_judge.log[-1].headers  # dropped from the pickle, on purpose
+
+
+# -- every header value is a secret unless marked public (issue 13) -------------------------------
+
+SUBSCRIPTION = "4f1c9e0b7a2d4e6f8a1b3c5d7e9f0a2b"  # an Azure APIM-style key, in no known header
+
+
+def _every_output(result: Any, tmp_path: Path) -> dict[str, str]:
+    """What a user keeps or shows of a result: table, JSONL, Parquet, report, widget state."""
+    import json
+
+    from rubriclab.report import write_report_html
+    from rubriclab.widgets import Explanation, ResultTable
+
+    jsonl = result.save(tmp_path / "r.jsonl")
+    parquet = result.save(tmp_path / "r.parquet")
+    page = write_report_html(tmp_path / "report.html", {"run": result})
+    table = ResultTable(result)
+    explanation = Explanation(result)
+    return {
+        "table": result.table.to_csv() + repr(result.table.to_dict()),
+        "jsonl": jsonl.read_text(encoding="utf-8"),
+        "parquet": parquet.read_bytes().decode("latin-1"),
+        "report": page.read_text(encoding="utf-8"),
+        "widget state": json.dumps(table.get_state(), default=str)
+        + json.dumps(explanation.get_state(), default=str),
+        "result pickle": pickle.dumps(result).decode("latin-1"),
+    }
+
+
+@pytest.mark.parametrize("status", ["401", "500"])
+def test_a_header_echoed_by_a_gateway_never_reaches_any_output(tmp_path: Path, status: str) -> None:
+    import rubriclab as rl
+    from rubriclab.judges import Public
+    from rubriclab.testing import Faults
+
+    faults = Faults(echo_headers=True, **{f"rate_{status}": 1.0})
+    with FakeJudgeServer(faults=faults) as server:
+        judge = Judge(
+            server.url,
+            model="m",
+            headers={"Ocp-Apim-Subscription-Key": SUBSCRIPTION, "X-Title": Public("run 7")},
+            max_retries=1,
+            backoff_base=0.01,
+        )
+        metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["Right?"]))
+        data = [{"prompt": f"q{i}", "response": f"a{i}"} for i in range(3)]
+        result = rl.evaluate(data, metrics=[metric], judge=judge)
+        sent = server.log[0].headers
+    assert sent["ocp-apim-subscription-key"] == SUBSCRIPTION  # it was used
+    echoed = [r for r in server.log if r.status == int(status)]
+    assert echoed  # and the server really quoted it back
+    errors = result.table["chk/error"].tolist()
+    assert all(e for e in errors)  # every row records its failure...
+    assert "run 7" in result.table["chk/raw_output"].iloc[0]  # ...with the public header kept
+    for where, text in _every_output(result, tmp_path).items():
+        assert SUBSCRIPTION not in text, where
+        assert SUBSCRIPTION[:12] not in text, where
+    assert SUBSCRIPTION.encode() not in pickle.dumps(judge)
+    assert SUBSCRIPTION not in repr(judge) + judge.describe() + repr(vars(judge))
+
+
+def test_echoes_in_json_escaped_url_encoded_and_base64_forms_are_scrubbed(
+    fake_judge: FakeJudgeServer,
+) -> None:
+    import base64
+    import json
+    import urllib.parse
+
+    key = 'k3y/with+odd"chars\\and=more'
+    basic = base64.b64encode(b"alice:" + key.encode()).decode()
+    forms = {
+        "json": json.dumps(key)[1:-1],
+        "url": urllib.parse.quote(key, safe=""),
+        "b64": base64.b64encode(key.encode()).decode(),
+        "basic": basic,
+        "pair": "alice:" + key,
+    }
+    fake_judge.responder = lambda body: ServerReply(
+        500, {"error": {"message": " | ".join(f"{k}={v}" for k, v in forms.items())}}
+    )
+    judge = Judge(
+        fake_judge.url,
+        model="m",
+        headers={"X-Custom-Auth": key, "Authorization-Extra": f"Basic {basic}"},
+        max_retries=0,
+    )
+    reply = judge.complete("x")
+    assert reply.error is not None
+    kept = reply.error.message + (reply.error.raw or "")
+    for name, form in forms.items():
+        assert form not in kept, name
+    assert "json=***" in kept and "url=***" in kept
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://alice:sk-secret@api.example.com/v1",
+        "https://api.example.com/v1?api-key=sk-secret",
+        "https://api.example.com/v1?key=sk-secret",
+        "https://api.example.com/v1?api-version=2024-06-01&token=sk-secret",
+        "https://api.example.com/v1?subscription-key=sk-secret",
+    ],
+)
+def test_urls_carrying_credentials_are_refused_saying_where_the_key_goes(url: str) -> None:
+    with pytest.raises(JudgeConfigError) as info:
+        Judge(url, model="m")
+    message = str(info.value)
+    assert "sk-secret" not in message
+    assert "api_key=" in message and "header" in message
+
+
+def test_a_url_with_an_ordinary_query_is_accepted(fake_judge: FakeJudgeServer) -> None:
+    judge = Judge(fake_judge.url + "?api-version=2024-06-01", model="m")
+    assert judge.base_url is not None and "api-version" in judge.base_url
+
+
+def test_a_base_url_variable_carrying_credentials_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://u:p4ssw0rd@proxy.example.com/v1")
+    with pytest.raises(JudgeConfigError, match=r"\$OPENAI_BASE_URL carries credentials"):
+        Judge("openai:gpt-4o-mini")

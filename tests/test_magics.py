@@ -172,6 +172,11 @@ def test_braces_expand_from_the_namespace(
             "rubric YAML is not valid: line 3",
         ),
         ("%%rubric df --judge mock\ncriteria: []\n", "at least one criterion"),
+        (
+            "%%rubric df --judge mock\ncriteria:\n  tone:\n    weight: -2\n"
+            "    levels: {1: rude, 2: stiff, 3: warm}\n",
+            "only a yes/no criterion may be a penalty",
+        ),
         ("%rubric df --judge mock --metric no_such_metric", "no predefined metric"),
         ("%rubric df --judge nonsense", "unknown judge spec"),
         ("%rubric df --judge mock --bogus", "unrecognized arguments: --bogus"),
@@ -246,3 +251,16 @@ def test_a_template_cell_is_the_prompt_the_judge_reads(
     table = shell.user_ns["res"].table
     assert table["house/score"].tolist() == [1.0, 0.0, 0.0]
     assert json.loads(table["house/raw_output"][0])["rationale"]
+
+
+def test_a_rubric_cell_keeps_yes_and_no_as_words(
+    shell: InteractiveShell, fake_judge: FakeJudgeServer
+) -> None:
+    _run(shell, "%rubric_judge {URL} --model judge-model")
+    cell = "name: answered\ncriteria:\n  answered:\n    levels: {1: no, 2: partly, 3: yes}\n"
+    _run(shell, f"%%rubric df --out res\n{cell}")
+    prompt = fake_judge.requests[0]["messages"][0]["content"]
+    assert "1 = no" in prompt and "3 = yes" in prompt
+    assert "False" not in prompt and "True" not in prompt
+    labels = {row[0]["label"] for row in shell.user_ns["res"].table["answered/criteria"]}
+    assert labels <= {"no", "partly", "yes"}

@@ -64,18 +64,45 @@ def test_a_fence_that_is_not_json_is_skipped() -> None:
         ("{a: 1, b: 2}", {"a": 1, "b": 2}),
         ('{"ok": True, "missing": None, "no": False}', {"ok": True, "missing": None, "no": False}),
         ('{\n  // the verdict\n  "v": "yes" /* final */\n}', {"v": "yes"}),
-        ('```json\n{"q1": {"verdict": "yes"}, "q2": {"verdict": "no", "reason": "cut of', None),
     ],
 )
 def test_near_json_is_repaired_only_after_strict_parsing_fails(
-    text: str, expected: dict[str, Any] | None
+    text: str, expected: dict[str, Any]
 ) -> None:
-    value = extract_json(text, expect=dict)
-    if expected is None:  # a truncated last object: what was complete is kept
-        assert value["q1"] == {"verdict": "yes"}
-        assert value["q2"]["verdict"] == "no"
-    else:
-        assert value == expected
+    assert extract_json(text, expect=dict) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"q1": {"verdict": "yes"}, "q2": {"verdict": "no", "reason": "cut of',
+        '{"criteria": {"quality": {"reasoning": "flawless", "score": 1',
+        '{"rationale": "fine", "score": 0',
+        '[{"id": "q1", "verdict": "YES"}, {"id": "q2", "verd',
+    ],
+)
+def test_a_cut_off_answer_is_never_completed_by_repair(text: str) -> None:
+    # repair is for syntax noise; a missing tail would be a guessed verdict (0 from "score": 0...)
+    with pytest.raises(ParseError, match="stops before it is closed") as info:
+        extract_json(text)
+    assert info.value.raw == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"verdicts": {"q1": {"verdict": "YES"}, "q1": {"verdict": "NO"}}}',
+        '```json\n{"q1": "YES", "q1": "NO"}\n```',
+        'Here: {"score": 1, "score": 0} done',
+    ],
+)
+def test_a_key_given_twice_with_different_values_is_unreadable(text: str) -> None:
+    with pytest.raises(ParseError, match="twice with different values"):
+        extract_json(text)
+
+
+def test_an_identical_repeat_is_merged() -> None:
+    assert extract_json('{"q1": "YES", "q1": "YES"}') == {"q1": "YES"}
 
 
 def test_valid_json_is_never_touched_by_repair() -> None:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 import rubriclab as rl
-from rubriclab.rubric import RubricError
+from rubriclab.rubric import RubricError, RubricWarning
 
 
 def support_rubric() -> rl.Rubric:
@@ -44,8 +44,12 @@ def test_analytic_reads_like_the_lesson_and_sorts_levels() -> None:
 def test_pass_mark_accepts_percentages_as_people_write_them() -> None:
     assert rl.Rubric.checklist(["q?"], pass_mark=70).pass_mark == pytest.approx(0.7)
     assert rl.Rubric.checklist(["q?"], pass_mark=0.7).pass_mark == pytest.approx(0.7)
+    assert rl.Rubric.checklist(["q?"], pass_mark="70%").pass_mark == pytest.approx(0.7)
+    assert rl.Rubric.from_yaml("pass_mark: 70%\ncriteria: [Is it short]").pass_mark == 0.7
     with pytest.raises(ValidationError, match="pass_mark"):
         rl.Rubric.checklist(["q?"], pass_mark=170)
+    with pytest.raises(ValidationError, match=r"pass_mark must be a fraction like 0\.7"):
+        rl.Rubric.checklist(["q?"], pass_mark="high")
 
 
 @pytest.mark.parametrize(
@@ -111,12 +115,42 @@ criteria:
     weight: 0.6
     levels: 3
 """
-    r = rl.Rubric.from_yaml(text)
+    with pytest.warns(RubricWarning, match="'levels: 3' gives levels without descriptors"):
+        r = rl.Rubric.from_yaml(text)
     assert r.names == ["accuracy", "tone"]
     assert r["accuracy"].descriptor(3) == "precise"
     assert r.pass_mark == pytest.approx(0.7)
     checklist = rl.Rubric.from_yaml("- Is it short?\n- question: Is it polite?\n  critical: true\n")
     assert checklist.names == ["q1", "q2"] and checklist["q2"].critical == 1
+
+
+def test_yaml_keeps_yes_no_on_off_as_words() -> None:
+    r = rl.Rubric.from_yaml(
+        "criteria:\n  answered:\n    levels: {1: no, 2: partly, 3: yes}\n"
+        "  switch:\n    levels: {0: off, 1: on}\n"
+    )
+    assert [lv.descriptor for lv in r["answered"].levels] == ["no", "partly", "yes"]
+    assert [lv.descriptor for lv in r["switch"].levels] == ["off", "on"]
+    # YAML 1.2 still reads true/false as booleans: a critical yes/no item
+    assert rl.Rubric.from_yaml("- question: Safe?\n  critical: true\n")["q1"].critical == 1
+
+
+def test_negative_weights_have_one_meaning_in_yaml_too() -> None:
+    penalty = rl.Rubric.from_yaml(
+        "criteria:\n  - Is it correct?\n  - question: Is it rude?\n    weight: -1\n"
+    )
+    assert penalty.score({"q1": 1, "q2": 1}).value == 0.0  # correct but rude: 1 - 1 point
+    with pytest.raises(ValueError, match="only a yes/no criterion may be a penalty"):
+        rl.Rubric.from_yaml(
+            "criteria:\n  quality:\n    weight: -1\n    levels: {1: bad, 2: ok, 3: good}\n"
+        )
+
+
+def test_the_two_common_rubric_mistakes_are_warned_about() -> None:
+    with pytest.warns(RubricWarning, match="without descriptors"):
+        rl.Rubric.analytic({"tone": {"levels": 3}})
+    with pytest.warns(RubricWarning, match="has 7 levels"):
+        rl.Rubric.analytic({"tone": {"levels": {i: f"described {i}" for i in range(1, 8)}}})
 
 
 def test_bad_yaml_names_the_line() -> None:

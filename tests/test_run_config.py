@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rubriclab.metrics import PairwiseRubricMetric, RubricMetric
-from rubriclab.run_config import ConfigError, load_config
+from rubriclab.run_config import ConfigError, check_key_env, load_config
 
 
 def _write(folder: Path, text: str, name: str = "eval.yaml") -> Path:
@@ -113,3 +113,35 @@ def test_keys_come_from_the_environment_never_the_file(
     judge = config.build_judge()
     assert judge is not None
     assert "sk-test-secret-123" not in repr(judge) and "sk-test-secret-123" not in judge.describe()
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "HF_TOKEN", "my_judge_key", "AZURE_KEY"])
+def test_key_like_variable_names_are_accepted(name: str) -> None:
+    check_key_env(name)
+
+
+@pytest.mark.parametrize("name", ["HOME", "AWS_SECRET_ACCESS_KEY_ID", "DATABASE_URL", "KEY"])
+def test_other_variables_need_the_users_confirmation(name: str) -> None:
+    with pytest.raises(ConfigError, match=f"--allow-env {name}"):
+        check_key_env(name)
+    check_key_env(name, allow_env={name})
+
+
+def test_yaml_words_stay_words_and_fail_under_reads_percents(tmp_path: Path) -> None:
+    config = load_config(
+        _write(
+            tmp_path,
+            "data: data.csv\n"
+            "fail_under: 70%\n"
+            "metrics:\n"
+            "  - name: answered\n"
+            "    rubric:\n"
+            "      criteria: {answered: {levels: {1: no, 2: partly, 3: yes}}}\n",
+        )
+    )
+    assert config.fail_under == pytest.approx(0.7)
+    rubric = config.build_metrics()[0].rubric
+    assert rubric is not None
+    assert [lv.descriptor for lv in rubric["answered"].levels] == ["no", "partly", "yes"]
+    with pytest.raises(ConfigError, match=r"fail_under must be a fraction like 0\.7"):
+        load_config(_write(tmp_path, "data: data.csv\nfail_under: lots\nmetrics: [text_quality]\n"))

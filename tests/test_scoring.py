@@ -32,7 +32,9 @@ def test_the_lessons_worked_examples_come_out_exactly(
     score = support_rubric().score(levels)
     assert score.percent == percent
     assert score.verdict == verdict
-    assert str(score) == f"{percent} {verdict}"
+    assert str(score) == f"{percent}% {verdict}"  # one scale: every display is a percent
+    assert repr(score).startswith(f"Score({percent}% {verdict}; accuracy=")
+    assert f"<b>{percent}%</b>" in score._repr_html_()
 
 
 def test_the_lessons_rejected_input_names_both_problems() -> None:
@@ -57,6 +59,25 @@ def test_checklist_score_is_the_weighted_share_of_yes() -> None:
     )
     assert r.score({"q1": "YES", "q2": "no", "q3": True}).value == pytest.approx(4 / 5)
     assert r.score({"q1": 0, "q2": 1, "q3": 0}).passed is None  # no pass mark, nothing critical
+
+
+def test_a_penalty_question_met_takes_its_points_off_and_nothing_else_can_be_negative() -> None:
+    # HealthBench points: only a yes/no question may carry a negative weight (points off on YES)
+    r = rl.Rubric.checklist(
+        [rl.Criterion.yes_no("Correct?", weight=2), rl.Criterion.yes_no("Rude?", weight=-1)]
+    )
+    better, worse = r.score({"q1": 1, "q2": 0}), r.score({"q1": 1, "q2": 1})
+    assert (better.value, worse.value) == (1.0, 0.5)  # the better answer scores higher
+    with pytest.raises(ValueError, match="only a yes/no criterion may be a penalty"):
+        rl.Rubric.analytic({"quality": {"weight": -1, "levels": {1: "bad", 2: "ok", 3: "good"}}})
+    with pytest.raises(ValueError, match="cannot also be critical"):
+        rl.Criterion.yes_no("Rude?", weight=-1, critical=True)
+
+
+def test_critical_met_without_a_pass_mark_is_no_pass() -> None:
+    r = rl.Rubric.checklist([rl.Criterion.yes_no("Safe?", critical=True), "Nice?", "Short?"])
+    s = r.score({"q1": 1, "q2": 0, "q3": 0})
+    assert (str(s), s.passed) == ("33.3% critical met", None)  # not counted as a pass
 
 
 def test_points_style_negative_weights_subtract_and_clip() -> None:
@@ -109,6 +130,8 @@ def rubric_and_levels(draw: st.DrawFn) -> tuple[rl.Rubric, dict[str, int]]:
         scores = list(range(lo, lo + k))
         critical = draw(st.one_of(st.none(), st.sampled_from(scores)))
         w = draw(weights) if i else abs(draw(weights))  # at least one positive weight
+        if w < 0:  # a penalty: a yes/no question, never critical (the rubric model's rule)
+            scores, critical = [0, 1], None
         criteria.append(
             rl.Criterion(
                 name=f"c{i}",
@@ -180,6 +203,18 @@ def test_summary_excludes_unscored_rows_from_means_and_rates_and_counts_them() -
     assert s.mean == 0.75
     assert s.std == pytest.approx(math.sqrt(0.125))
     assert s.pass_rate is not None and s.pass_rate.rate == 0.5 and s.pass_rate.n == 2
+    assert (s.passed, s.verdicts) == (1, 2)
+
+
+def test_pass_rate_shows_its_denominator_and_rows_without_a_verdict() -> None:
+    # 10 scored rows: 5 pass, 4 fail, 1 without a verdict (its rubric has no pass mark)
+    s = summarize([0.8] * 10, passed=[True] * 5 + [False] * 4 + [None])
+    assert s.pass_rate is not None and s.pass_rate.rate == pytest.approx(5 / 9)
+    assert (s.passed, s.verdicts, s.no_verdict, s.n) == (5, 9, 1, 10)
+    flat = s.as_flat_dict()
+    assert (flat["passed"], flat["verdicts"]) == (5, 9)
+    assert "pass 55.6% (5/9); 1 without a verdict" in s.text()
+    assert s.text().startswith("mean 80.0% ± 0.0% std")
 
 
 def test_pairwise_summary_counts_wins_ties_and_losses() -> None:
@@ -187,3 +222,22 @@ def test_pairwise_summary_counts_wins_ties_and_losses() -> None:
     assert s.win is not None and s.tie is not None and s.loss is not None
     assert (s.win.k, s.tie.k, s.loss.k, s.win.n) == (2, 1, 1, 4)
     assert s.win.low is not None and s.win.low < 0.5 < (s.win.high or 0)
+
+
+def test_pairwise_summary_counts_flips_and_wins_per_criterion() -> None:
+    def crit(*winners: str) -> list[dict[str, str]]:
+        return [{"name": f"c{i}", "winner": w} for i, w in enumerate(winners, 1)]
+
+    s = summarize(
+        [1.0, 0.0, -0.5, None],
+        choices=[1.0, 0.0, -0.5, None],
+        swap_consistent=[True, False, True, None],
+        criteria=[crit("candidate", "tie"), crit("tie", "tie"), crit("baseline", "candidate"), []],
+    )
+    assert (s.swap_inconsistent, s.swap_inconsistent_rate) == (1, pytest.approx(1 / 3))
+    assert s.criteria is not None
+    assert s.criteria["c1"].model_dump() == {"win": 1, "tie": 1, "loss": 1}
+    assert s.criteria["c2"].model_dump() == {"win": 1, "tie": 2, "loss": 0}
+    flat = s.as_flat_dict()
+    assert (flat["swap_inconsistent"], flat["swap_inconsistent_rate"]) == (1, pytest.approx(1 / 3))
+    assert "swap-inconsistent 33.3% (1/3)" in s.text()

@@ -494,3 +494,29 @@ def test_template_metric_on_ordinary_rows_reads_their_columns(fake_judge: FakeJu
     result = rl.evaluate(frame, metrics=[metric], judge=_judge(fake_judge))
     assert result.table["custom_judge_rubric/score"].tolist() == [0.7, 0.1]
     assert "A: Yes, take an umbrella." in _prompt(fake_judge.requests[0])
+
+
+def test_an_answer_cut_off_at_max_tokens_is_a_row_error_not_a_zero(
+    fake_judge: FakeJudgeServer,
+) -> None:
+    cut = '{"rationale": "the step looks wrong", "score": 0'
+    fake_judge.responder = lambda body: {
+        "model": "judge-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": cut},
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 12, "total_tokens": 17},
+    }
+    metric = TemplateMetric(
+        prompt_template="{{ input_trace.final_answer }}", expected_variables=["input_trace"]
+    )
+    result = rl.evaluate(example_trace(), metrics=[metric], judge=_judge(fake_judge))
+    row = result.table.iloc[0]
+    assert pd.isna(row["custom_judge_rubric/score"])
+    assert row["custom_judge_rubric/error"].startswith("judge answer cut off at max_tokens")
+    assert row["custom_judge_rubric/raw_output"] == cut
+    assert [b.get("max_tokens") for b in fake_judge.requests] == [None, 1036]

@@ -179,3 +179,68 @@ def test_runs_as_its_own_process_and_prints_its_url() -> None:
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0
     assert "served 1 calls" in err
+
+
+# -- faults grown for issue 13 -----------------------------------------------------------------
+
+
+def test_a_token_bucket_limit_refuses_past_its_burst_and_says_so_in_headers() -> None:
+    from rubriclab.judges.pacing import parse_duration
+    from rubriclab.testing import RateLimit
+
+    limit = RateLimit(requests_per_second=1, burst=3)
+    with FakeJudgeServer(rate_limit=limit) as server, httpx.Client(timeout=5) as client:
+        answers = [client.post(f"{server.url}/chat/completions", json=BODY) for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    first, refused = answers[0].headers, answers[3].headers
+    assert first["x-ratelimit-limit-requests"] == "3"
+    assert first["x-ratelimit-remaining-requests"] == "2"
+    assert 0 < (parse_duration(first["x-ratelimit-reset-requests"]) or 0) <= 1.0
+    assert refused["x-ratelimit-remaining-requests"] == "0"
+    assert 0 < float(refused["retry-after-ms"]) <= 1000 and refused["retry-after"] == "1"
+    assert server.log[3].fault == "rate_limit"
+
+
+def test_a_token_limit_counts_prompt_tokens() -> None:
+    from rubriclab.testing import RateLimit
+
+    limit = RateLimit(requests_per_second=100, tokens_per_second=1, token_burst=10)
+    with FakeJudgeServer(rate_limit=limit) as server:
+        first = post(server)  # 8 prompt tokens of 10
+        second = post(server)
+    assert first.status_code == 200 and first.headers["x-ratelimit-remaining-tokens"] == "2"
+    assert second.status_code == 429
+
+
+def test_reset_surrogate_401_and_header_echo() -> None:
+    faults = Faults(rate_reset=1.0)
+    with FakeJudgeServer(faults=faults) as server:
+        with pytest.raises(httpx.TransportError) as info:
+            post(server)
+        assert "reset" in str(info.value).lower() or "disconnect" in str(info.value).lower()
+        server.faults = Faults(rate_surrogate=1.0)
+        raw = post(server).content
+        assert b"\\ud800" in raw  # valid JSON, a lone surrogate once decoded
+        assert "\ud800" in json.loads(raw)["choices"][0]["message"]["content"]
+        server.faults = Faults(rate_401=1.0, echo_headers=True)
+        echoed = httpx.post(
+            f"{server.url}/chat/completions", json=BODY, headers={"x-secret-thing": "s3cr3t"}
+        )
+        assert echoed.status_code == 401
+        assert echoed.json()["error"]["request_headers"]["x-secret-thing"] == "s3cr3t"
+        assert "s3cr3t" in echoed.json()["error"]["message"]
+
+
+def test_retry_after_ms_is_sent_when_asked() -> None:
+    with FakeJudgeServer(faults=Faults(rate_429=1.0, retry_after=2, retry_after_ms=150)) as s:
+        response = post(s)
+    assert response.headers["retry-after"] == "2" and response.headers["retry-after-ms"] == "150"
+
+
+def test_a_request_is_logged_when_it_arrives_even_if_the_client_leaves_at_once() -> None:
+    with FakeJudgeServer(faults=Faults(rate_hang=1.0, hang_seconds=30)) as server:
+        with pytest.raises(httpx.TimeoutException):
+            post(server, timeout=0.2)
+        assert server.calls == 1 and server.log[0].fault == "hang"
+        stats = httpx.get(server.url.rsplit("/v1", 1)[0] + "/_stats", timeout=5).json()
+        assert stats["calls"] == 1 and stats["faults"] == {"hang": 1}

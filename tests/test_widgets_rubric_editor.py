@@ -91,6 +91,19 @@ def test_every_kind_of_bad_edit_is_refused_with_the_models_message(edit, message
     assert editor.value == before
 
 
+def test_the_editor_applies_the_negative_weight_rule_of_the_model() -> None:
+    editor = RubricEditor(SUPPORT)
+    value = copy.deepcopy(editor.value)
+    value["criteria"][0]["weight"] = -2  # a scale criterion cannot be a penalty
+    editor.set_state({"value": value})
+    assert "only a yes/no criterion may be a penalty" in editor.error["message"]
+    assert editor.error["path"][:2] == ["criteria", 0]
+    value = copy.deepcopy(editor.value)
+    value["criteria"][1]["weight"] = -1  # a yes/no question can: points off when YES
+    editor.set_state({"value": value})
+    assert editor.error is None and editor.rubric["deadline"].weight == -1
+
+
 def test_add_delete_reorder_and_canonical_values_come_back() -> None:
     editor = RubricEditor(SUPPORT)
     value = copy.deepcopy(editor.value)

@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "Criterion": "rubric",
     "Rubric": "rubric",
     "RubricError": "rubric",
+    "RubricWarning": "rubric",
+    "format_percent": "scale",
     "Score": "scoring",
     "ScoreError": "scoring",
     "Summary": "scoring",
@@ -49,7 +51,17 @@ _EXPORTS: dict[str, str] = {
     "PairwiseView": "widgets",
     "CalibrationView": "widgets",
 }
-_SUBMODULES = {"metrics", "testing", "compat", "templates", "parse", "data", "widgets", "datasets"}
+_SUBMODULES = {
+    "metrics",
+    "testing",
+    "compat",
+    "templates",
+    "parse",
+    "data",
+    "widgets",
+    "datasets",
+    "judges",
+}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__", "load_ipython_extension"])
 
@@ -101,6 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import compat as compat
     from . import data as data
     from . import datasets as datasets
+    from . import judges as judges
     from . import metrics as metrics
     from . import parse as parse
     from . import templates as templates
@@ -125,6 +138,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .rubric import Level as Level
     from .rubric import Rubric as Rubric
     from .rubric import RubricError as RubricError
+    from .rubric import RubricWarning as RubricWarning
+    from .scale import format_percent as format_percent
     from .scoring import Score as Score
     from .scoring import ScoreError as ScoreError
     from .scoring import Summary as Summary

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, Union
 
 from .judges.base import Request, Usage
+from .judges.clean import clean_text
 
 __all__ = [
     "Cache",
@@ -232,7 +233,7 @@ class Cache:
                 side.unlink()
         return aside
 
-    def _fail(self, exc: sqlite3.Error) -> None:
+    def _fail(self, exc: Exception) -> None:
         if not self._broken:
             self._broken = True
             warnings.warn(
@@ -266,25 +267,27 @@ class Cache:
         return found
 
     def put(self, key: str, entry: CacheEntry) -> None:
+        """Store a success; never raises (a cache that fails is switched off, the run goes on)."""
         if self._broken:
             return
         u = entry.usage
+        finish = entry.finish_reason
         try:
             with self._lock:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
-                        entry.model,
-                        entry.text,
+                        clean_text(entry.model),  # SQLite stores UTF-8: no lone surrogates
+                        clean_text(entry.text),
                         u.prompt_tokens,
                         u.completion_tokens,
                         u.total_tokens,
-                        entry.finish_reason,
+                        clean_text(finish) if finish is not None else None,
                         time.time(),
                     ),
                 )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError) as exc:  # UnicodeError is a ValueError
             self._fail(exc)
 
     def get_batch(self, key: str) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,7 +30,7 @@ _FULL_OUTPUTS_MAX_ROWS = 100_000
 _EPILOG = """\
 examples:
   rubriclab demo                                  offline demo on the mock judge + report
-  rubriclab run eval.yaml --fail-under 0.7        judge a data file, gate CI on the mean score
+  rubriclab run eval.yaml --fail-under 70%        judge a data file, gate CI on the mean score
   rubriclab run eval.yaml --junit junit.xml       ... and one JUnit test case per row and metric
   rubriclab run eval.yaml --judge http://127.0.0.1:11434/v1 --model qwen2.5:7b
                                                   any OpenAI-compatible server
@@ -122,6 +123,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the config's paths (data, rubric, template, output, cache) leave its folder",
     )
+    run.add_argument(
+        "--allow-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let the config send environment variable NAME as the API key although its name "
+        "does not end in _API_KEY, _TOKEN or _KEY (repeatable; only for configs you trust)",
+    )
     _fail_under(run)
 
     report = sub.add_parser(
@@ -148,10 +157,40 @@ def _parser() -> argparse.ArgumentParser:
 def _fail_under(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-under",
-        type=float,
+        type=_threshold,
         metavar="SCORE",
-        help="exit with code 1 when any metric's mean score is under SCORE (or has no score)",
+        help="exit with code 1 when any metric's mean score is under SCORE (or has no score); "
+        "SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a percent",
     )
+
+
+def _threshold(text: str) -> float:
+    from .scale import parse_fraction
+
+    try:
+        return parse_fraction(text, "--fail-under")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_python_showwarning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A rubric warning as one line in the user's terms, not a source location."""
+    from .rubric import RubricWarning
+
+    if issubclass(category, RubricWarning):
+        print(f"rubriclab: warning: {message}", file=file or sys.stderr)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -165,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    warnings.showwarning = _show_warning
     try:
         if args.command == "demo":
             from .demo import run_demo
@@ -198,7 +238,7 @@ def _run(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .run_config import ConfigError, load_config
 
-    config = load_config(args.config, allow_outside=args.allow_outside)
+    config = load_config(args.config, allow_outside=args.allow_outside, allow_env=args.allow_env)
     try:  # building reads the config's other files: name the config they came from
         judge = _run_judge(config, args.judge, args.model)
         metrics = config.build_metrics()
@@ -236,7 +276,7 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
         built: Judge | None = config.build_judge()
         return built
     if spec is None and config.judge is not None:  # --model alone: the config's judge, renamed
-        return _flag_judge(config.judge.spec, model, config.judge, config.base)
+        return _flag_judge(config.judge.spec, model, config.judge, config.base, config.allowed_env)
     if spec is None:
         spec = os.environ.get("RUBRICLAB_JUDGE", "").strip()
         if not spec:
@@ -248,7 +288,11 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
 
 
 def _flag_judge(
-    spec: str, model: str | None, settings: Any = None, base: Path = Path(".")
+    spec: str,
+    model: str | None,
+    settings: Any = None,
+    base: Path = Path("."),
+    allow_env: frozenset[str] = frozenset(),
 ) -> Judge:
     """A judge from ``--judge``/``--model``; its errors speak of flags, not Python arguments."""
     from .judges import Judge
@@ -271,7 +315,9 @@ def _flag_judge(
     try:
         if settings is not None:
             # the config's other settings (concurrency, cache relative to the config ...) stay
-            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(base)
+            judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(
+                base, allow_env=allow_env
+            )
             return judge
         return Judge(spec, model=model)
     except ValueError as exc:
@@ -294,7 +340,8 @@ def _as_flags(message: str) -> str:
 
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
-    from .report import report_html
+    from .atomic import atomic_write_text
+    from .report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
     if result.row_count > _FULL_OUTPUTS_MAX_ROWS:  # keep memory bounded: summary only
@@ -317,12 +364,9 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     else:
         written.append(result.save(out_dir / "results.parquet"))
     summary = out_dir / "summary.json"
-    summary.write_text(
-        json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
-    )
+    atomic_write_text(summary, json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n")
     written.append(summary)
-    page = out_dir / "report.html"
-    page.write_text(report_html({name: result}, title=f"rubriclab: {name}"), encoding="utf-8")
+    page = write_report_html(out_dir / "report.html", {name: result}, f"rubriclab: {name}")
     written.append(page)
     return written
 
@@ -331,15 +375,14 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
 
 
 def _report(sources: Sequence[str], output: Path, title: str, fail: float | None) -> int:
-    from .report import report_html
+    from .report import write_report_html
     from .result import load_result
 
     results: dict[str, EvalResult] = {}
     for path in _result_files(sources):
         name = _unique(path.parent.name if path.stem == "results" else path.stem, results)
         results[name] = load_result(path)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(report_html(results, title=title), encoding="utf-8")
+    write_report_html(output, results, title)
     for name, result in results.items():
         _print_summary(name, result, sys.stdout)
     print(f"wrote {output}", file=sys.stderr)
@@ -377,8 +420,12 @@ def _unique(name: str, taken: Mapping[str, object]) -> str:
 
 def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
     """Exit code for ``--fail-under``: every metric's mean must be at least ``threshold``."""
+    from .scale import format_percent
+
     if threshold is None:
         return EXIT_OK
+    bar = format_percent(threshold)
+    print(f"--fail-under read as {bar} (mean scores are compared on 0-100%)", file=sys.stderr)
     failures = []
     for name, result in results.items():
         for metric in result.metric_names:
@@ -386,11 +433,11 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
             if mean is None:
                 failures.append(f"{name}/{metric}: no scored rows")
             elif mean < threshold:
-                failures.append(f"{name}/{metric}: mean {mean:.3f} < {threshold:g}")
+                failures.append(f"{name}/{metric}: mean {format_percent(mean)} < {bar}")
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     if not failures:
-        print(f"OK every metric's mean is at least {threshold:g}", file=sys.stderr)
+        print(f"OK every metric's mean is at least {bar}", file=sys.stderr)
     return EXIT_BELOW if failures else EXIT_OK
 
 

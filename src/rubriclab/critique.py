@@ -129,7 +129,11 @@ def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
         by_id: dict[str, Any] = {}
         for item in block:
             if isinstance(item, Mapping) and ("id" in item or "name" in item):
-                by_id[str(item.get("id", item.get("name")))] = item
+                item_id = str(item.get("id", item.get("name")))
+                if item_id in by_id and by_id[item_id] != item:
+                    # last-one-wins would pick a verdict at random: ask again instead
+                    raise _Invalid(f"{item_id} is answered twice with different verdicts")
+                by_id[item_id] = item
         block = by_id
     if not isinstance(block, Mapping):
         raise _Invalid(f"no '{key}' object with an entry per id")
@@ -292,6 +296,8 @@ class _Job:
     replies: list[Reply] = field(default_factory=list)
     parsed: Any = None
     error: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    """Extra request fields for the next ask (a larger ``max_tokens`` after a cut-off)."""
 
     @property
     def raw(self) -> str | None:
@@ -314,7 +320,9 @@ async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -
         if not pending:
             return
         requests = [
-            Request(history[id(j)], response_format=j.response_format, sample=j.sample)
+            Request(
+                history[id(j)], response_format=j.response_format, sample=j.sample, params=j.params
+            )
             for j in pending
         ]
         label = desc if round_no == 0 else f"{desc} (re-asking {len(pending)})"
@@ -323,8 +331,22 @@ async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -
         for job, reply in zip(pending, replies, strict=True):
             job.replies.append(reply)
             if reply.error is not None:
-                job.error = f"judge call failed: {reply.error}"
+                failed = f"judge call failed: {reply.error}"
+                cut = job.error if job.error and job.error.startswith(_CUT_OFF) else None
+                job.error = (
+                    f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
+                )
                 continue  # the engine already retried transport errors; do not re-ask
+            if reply.finish_reason == "length":
+                # a cut-off answer is never scored, however much of it parses: ask the same
+                # question again with room to finish (the cut text stays as the raw output)
+                job.error = _cut_off_message(reply, judge, job.params)
+                job.params = {
+                    **job.params,
+                    "max_tokens": _larger_max_tokens(reply, judge, job.params),
+                }
+                retry.append(job)
+                continue
             text = reply.text or ""
             try:
                 job.parsed = job.read(text)
@@ -339,6 +361,26 @@ async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -
                 ]
                 retry.append(job)
         pending = retry
+
+
+_CUT_OFF = "judge answer cut off"
+
+
+def _cut_off_message(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> str:
+    limit = params.get("max_tokens", judge.max_tokens)
+    used = reply.usage.completion_tokens
+    where = f"max_tokens {limit}" if limit is not None else "max_tokens (the endpoint's limit)"
+    tokens = f" after {used} tokens" if used else ""
+    return (
+        f"{_CUT_OFF} at {where}{tokens} (finish_reason 'length'); raw text kept; "
+        "raise the judge's max_tokens or shorten what it is asked to write"
+    )
+
+
+def _larger_max_tokens(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> int:
+    """Twice the limit the answer hit (at least 1024 more), to re-ask a cut-off answer once."""
+    limit = params.get("max_tokens", judge.max_tokens) or reply.usage.completion_tokens or 1024
+    return int(max(2 * limit, limit + 1024))
 
 
 # -- the per-case driver shared by pointwise and pairwise -------------------------------------------
@@ -488,12 +530,14 @@ def _majority(
 def _unjudgeable(
     case: Case, rubric: Rubric | None, missing: str | None, *, need_baseline: bool
 ) -> str | None:
+    if case.error:  # the row's own content could not be read (no prompt, bad image...)
+        return case.error
     if rubric is None:
         return missing or "no rubric for this case (give one, a rubric column, or a generator)"
-    if not case.response:
+    if case.response is None:  # "" is what the model said, and is judged
         note = case.extra.get("response_error")
         return f"no response to judge{f': {note}' if note else ''}"
-    if need_baseline and not case.baseline_model_response:
+    if need_baseline and case.baseline_model_response is None:
         return "no baseline response to compare against"
     return None
 

@@ -1,7 +1,10 @@
 """Turn a DataFrame or records into validated ``Case``s, with errors that name row and column.
 
 Everything downstream (rendering, judging, scoring, views) reads cases, never raw frames, so the
-checks here (missing columns, empty responses, unreadable images) happen once, before any call.
+checks here happen once, before any call. Shape problems (a missing column, an unknown mapping)
+fail fast; a row's content never stops the run: an empty response ("") is judged as what the
+model said, and a missing one (None/NaN), a missing prompt, an unreadable image or rubric cell
+becomes that row's error (``Case.error``) while every other row is scored.
 """
 
 from __future__ import annotations
@@ -10,10 +13,10 @@ import json
 import math
 import mimetypes
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -26,6 +29,7 @@ FIELDS = ("prompt", "response", "baseline_model_response", "reference", "context
 #: columns read as media when present (case-insensitive)
 MEDIA_COLUMNS = ("image", "images", "image_url", "image_path", "media")
 
+_T = TypeVar("_T")
 _DATA_URI = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(;base64)?,", re.I)
 
 
@@ -64,6 +68,8 @@ class Case:
     media: list[Media] = field(default_factory=list)
     rubric: Rubric | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    """Why this row cannot be judged (e.g. no prompt); it becomes the row's error, no call made."""
 
     def variables(self) -> dict[str, Any]:
         """What templates see: the canonical fields plus every other input column."""
@@ -157,28 +163,34 @@ def to_cases(
     cases: list[Case] = []
     for pos, (label, row) in enumerate(zip(frame.index, records, strict=True)):
         where = _where(pos, label)
-        values = {f: _text(row.get(col[f]), where, col[f]) for f in FIELDS if col[f] in row}
-        if not values.get("prompt"):
-            raise DataError(f"{where}, column {col['prompt']!r}: the prompt is empty")
-        for name in required[1:]:
-            if not values.get(name):
-                raise DataError(
-                    f"{where}, column {col[name]!r}: empty {name.replace('_', ' ')} "
-                    "(fill it, drop the row, or pass model= to generate responses)"
-                )
-        media = [m for c in media_cols for m in _media(row.get(c), c, where, check_files)]
+        problems: list[str] = []  # this row's content problems: its error, not the run's
+        values = {
+            f: _content(problems, None, _text, row.get(col[f]), where, col[f])
+            for f in FIELDS
+            if col[f] in row
+        }
+        if values.get("prompt") is None or not str(values["prompt"]).strip():
+            problems.insert(0, f"no prompt (column {col['prompt']!r} is empty in this row)")
+        no_media: list[Media] = []
+        media = [
+            m
+            for c in media_cols
+            for m in _content(problems, no_media, _media, row.get(c), c, where, check_files)
+        ]
+        rubric = _content(problems, None, _rubric, row.get(rubric_col), where, rubric_col)
         cases.append(
             Case(
                 id=str(label),
                 index=label,
-                prompt=values["prompt"] or "",
+                prompt=values.get("prompt") or "",
                 response=values.get("response"),
                 baseline_model_response=values.get("baseline_model_response"),
                 reference=values.get("reference"),
                 context=values.get("context"),
                 media=media,
-                rubric=_rubric(row.get(rubric_col), where, rubric_col),
+                rubric=rubric,
                 extra={str(c): row[c] for c in extra_cols},
+                error="; ".join(problems) or None,
             )
         )
     return cases
@@ -206,6 +218,15 @@ def cases_to_frame(cases: Sequence[Case], source: pd.DataFrame | None = None) ->
 # -- helpers -------------------------------------------------------------------------------------
 
 
+def _content(problems: list[str], default: _T, read: Callable[..., _T], *args: Any) -> _T:
+    """``read(*args)``, or ``default`` with the problem noted: a bad cell fails its row only."""
+    try:
+        return read(*args)
+    except DataError as exc:
+        problems.append(str(exc))
+        return default
+
+
 def _where(pos: int, label: Any) -> str:
     return f"row {pos}" if label == pos else f"row {pos} (index {label!r})"
 
@@ -219,10 +240,11 @@ def _missing(value: Any) -> bool:
 
 
 def _text(value: Any, where: str, column: str) -> str | None:
+    """A cell as text; None only when it is missing (None/NaN). "" stays "": it was said."""
     if _missing(value):
         return None
     if isinstance(value, str):
-        return value if value.strip() else None
+        return value
     if isinstance(value, int | float | bool):
         return str(value)
     if isinstance(value, Mapping | list):

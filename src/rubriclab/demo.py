@@ -318,7 +318,7 @@ def run_demo(
         "\n== The lesson's worked examples (support-reply rubric, scored in code) ==", file=stream
     )
     for name, percent, verdict in lesson_verdicts():
-        print(f"{name:<26} {percent:>5} {verdict}", file=stream)
+        print(f"{name:<26} {percent:>5.1f}% {verdict}", file=stream)
 
     results: dict[str, EvalResult] = {}
     results["text_quality"] = evaluate(
@@ -355,8 +355,6 @@ def run_demo(
 
 def write_report(results: dict[str, EvalResult], path: Path) -> Path:
     """A self-contained HTML page with every result's static view (no scripts, no network)."""
-    from .report import report_html
+    from .report import write_report_html
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report_html(results, title="rubriclab demo"), encoding="utf-8")
-    return path
+    return write_report_html(path, results, "rubriclab demo")

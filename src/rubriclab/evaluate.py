@@ -20,6 +20,7 @@ from .generate import generate_for_cases, resolve_judge
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
+from .runner import run_scope
 from .stream import streams
 
 if TYPE_CHECKING:
@@ -52,6 +53,22 @@ async def aevaluate(
     """
     if output is not None or streams(data):
         return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
+    with run_scope():  # judge.last_run then covers the whole evaluate, re-asks included
+        return await _aevaluate(
+            data, metrics, judge, model, mapping, partition, on_rows, chunk_rows
+        )
+
+
+async def _aevaluate(
+    data: Any,
+    metrics: Sequence[Any],
+    judge: Judge | str | None,
+    model: Judge | str | ModelFn | None,
+    mapping: Mapping[str, str] | None,
+    partition: str | None,
+    on_rows: Callable[[pd.DataFrame], None] | None,
+    chunk_rows: int | None,
+) -> EvalResult:
     if not metrics:
         raise ValueError(
             "evaluate needs at least one metric, e.g. metrics=[rl.metrics.TEXT_QUALITY]"

@@ -104,6 +104,9 @@ async def generate_for_cases(
         if case.rubric is not None:
             out[i].rubric = case.rubric
             continue
+        if case.error:  # e.g. no prompt: nothing to write a rubric for
+            out[i].error = case.error
+            continue
         variables = case.variables()
         describe = generator.describe_media and bool(case.media)
         variables.update(

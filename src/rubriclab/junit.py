@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .scale import format_percent
+
 if TYPE_CHECKING:
     from .result import EvalResult
 
@@ -108,10 +110,11 @@ def _text(value: Any) -> str:
 
 
 def _number(value: Any) -> str:
+    """A score as every display shows one: a percent with '%' (one scale, see ``scale``)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     try:
-        return f"{float(value):.3f}"
+        return format_percent(float(value))
     except (TypeError, ValueError):
         return str(value)
 

@@ -1,9 +1,11 @@
 """Judge text -> typed results: tolerant while reading, strict in the end.
 
-Judges wrap JSON in fences, add prose, leave trailing commas, write ``True`` for ``true``
-and stop mid-object. We read all of that, but anything we cannot read for certain raises
-:class:`ParseError` carrying the full raw text, so the failure lands on its row with the
-evidence kept. Nothing here ever returns a silent 0 or a guessed verdict.
+Judges wrap JSON in fences, add prose, leave trailing commas and write ``True`` for ``true``.
+We read all of that (repair is for syntax noise), but anything we cannot read for certain
+raises :class:`ParseError` carrying the full raw text, so the failure lands on its row with the
+evidence kept: JSON that stops before it is closed (a cut-off answer: its missing tail is never
+guessed) and an object that gives one key twice with different values (which one did the
+judge mean?). Nothing here ever returns a silent 0 or a guessed verdict.
 """
 
 from __future__ import annotations
@@ -59,7 +61,28 @@ def _require_text(text: object) -> str:
 # An opening fence with an optional language tag, its body, then a closing fence or the end
 # of the text (a reply cut off inside its fence still yields its body).
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_DECODER = json.JSONDecoder()
+
+
+class _Conflict(ValueError):
+    """One JSON object gives the same key twice with different values."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(key)
+
+
+def _no_conflicts(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: identical repeats merge; a key repeated with another value is an
+    ambiguity (``{"q1": "YES", "q1": "NO"}``) that must not be settled by "last one wins"."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out and out[key] != value:
+            raise _Conflict(key)
+        out[key] = value
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_conflicts)
 _Kind = type[dict] | type[list] | None  # type: ignore[type-arg]
 
 
@@ -75,7 +98,9 @@ def _kind_ok(value: Any, expect: _Kind) -> bool:
 
 def _strict(candidate: str) -> Iterator[Any]:
     try:
-        yield json.loads(candidate)
+        yield _DECODER.decode(candidate)
+    except _Conflict:
+        raise
     except (ValueError, RecursionError):
         return
 
@@ -88,16 +113,14 @@ def _openers(expect: _Kind) -> str:
     return "{["
 
 
-def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
-    """Opening brackets outside any other bracket (string-aware inside brackets).
+def _brackets(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(index, bracket, depth before it)`` for each bracket outside strings.
 
-    A reply cut off mid-object must not yield the complete objects nested in it: those
-    are parts of the answer, not the answer, and are left to repair.
+    Strings are tracked only inside brackets, so a quote in the prose around the JSON does
+    not hide the brackets after it.
     """
-    openers = _openers(expect)
     depth = 0
     in_string = escaped = False
-    found = 0
     for i, ch in enumerate(text):
         if in_string:
             if escaped:
@@ -107,16 +130,29 @@ def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
             elif ch == '"':
                 in_string = False
         elif ch in "{[":
-            if depth == 0 and ch in openers:
-                yield i
-                found += 1
-                if found >= _MAX_SCAN_STARTS:
-                    return
+            yield i, ch, depth
             depth += 1
         elif ch in "}]":
+            yield i, ch, depth
             depth = max(depth - 1, 0)
         elif ch == '"' and depth > 0:
             in_string = True
+
+
+def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
+    """Opening brackets outside any other bracket (string-aware inside brackets).
+
+    A reply cut off mid-object must not yield the complete objects nested in it: those
+    are parts of the answer, not the answer, and are left to repair.
+    """
+    openers = _openers(expect)
+    found = 0
+    for i, ch, depth in _brackets(text):
+        if depth == 0 and ch in openers:
+            yield i
+            found += 1
+            if found >= _MAX_SCAN_STARTS:
+                return
 
 
 def _inline_strict(text: str, expect: _Kind) -> Iterator[Any]:
@@ -124,6 +160,8 @@ def _inline_strict(text: str, expect: _Kind) -> Iterator[Any]:
     for start in _top_level_starts(text, expect):
         try:
             value, _ = _DECODER.raw_decode(text, start)
+        except _Conflict:
+            raise
         except (ValueError, RecursionError):
             continue
         yield value
@@ -152,13 +190,18 @@ def _fix_surrogates(value: Any) -> Any:
     return value
 
 
-def _repaired(candidate: str, expect: _Kind) -> Iterator[Any]:
+def _repaired(candidate: str, expect: _Kind, unclosed: list[str]) -> Iterator[Any]:
     """Near-JSON from a first opening bracket on; only containers come back.
 
     Trailing commas (the commonest slip, shown in Vertex's own prompt) are removed
     exactly first; anything else goes to json-repair. With no expected kind an object is
-    tried before an array: a stray "[note]" in prose must not win over the object.
+    tried before an array: a stray "[note]" in prose must not win over the object. JSON that
+    never closes is not repaired (its opener is added to ``unclosed``).
     """
+    starts = [i for i in (candidate.find("{"), candidate.find("[")) if i >= 0]
+    if starts and not _closes(candidate[min(starts) :]):
+        unclosed.append(candidate[min(starts)])  # cut off: the objects inside are not the answer
+        return
     for opener in _openers(expect):
         start = candidate.find(opener)
         if start < 0:
@@ -183,8 +226,20 @@ def _repaired(candidate: str, expect: _Kind) -> Iterator[Any]:
 def _raw_decode_at(text: str) -> Iterator[tuple[Any, int]]:
     try:
         yield _DECODER.raw_decode(text, 0)
+    except _Conflict:
+        raise
     except (ValueError, RecursionError):
         return
+
+
+def _closes(body: str) -> bool:
+    """Whether the container opening ``body`` is closed again (string-aware).
+
+    A reply cut off at max_tokens ends inside its JSON; json-repair would close it and keep
+    whatever came first, scoring a verdict the judge never finished. Only closed JSON is
+    repaired.
+    """
+    return any(ch in "}]" and depth <= 1 for _, ch, depth in _brackets(body))
 
 
 def extract_json(text: str, *, expect: _Kind = None) -> Any:
@@ -196,8 +251,11 @@ def extract_json(text: str, *, expect: _Kind = None) -> Any:
     2. strict ``json.loads`` of the whole text;
     3. strict decoding of JSON embedded in prose, from the first opening bracket on;
     4. only then near-JSON repair (``json-repair``: trailing commas, single quotes,
-       unquoted keys, Python ``True``/``None``, comments, a truncated last object) of
-       each fenced block, then of the text from its first opening bracket.
+       unquoted keys, Python ``True``/``None``, comments) of each fenced block, then of the
+       text from its first opening bracket, and only when that JSON is closed: a cut-off
+       answer is an error, never completed by guesswork.
+
+    A key given twice in one object with different values is an error at every step.
 
     Strict readings always beat repaired ones, so a valid block later in the text wins
     over an earlier block that needs repair. ``expect`` is ``dict``, ``list`` or ``None``
@@ -207,6 +265,15 @@ def extract_json(text: str, *, expect: _Kind = None) -> Any:
     raw = _require_text(text)
     if expect not in (None, dict, list):
         raise TypeError("expect must be dict, list or None")
+    try:
+        return _extract(raw, expect)
+    except _Conflict as exc:
+        raise ParseError(
+            f"the answer gives {exc.key!r} twice with different values; say it once", raw
+        ) from None
+
+
+def _extract(raw: str, expect: _Kind) -> Any:
     fences = _fences(raw)
     stripped = raw.strip()
     for candidate in fences:
@@ -219,8 +286,9 @@ def extract_json(text: str, *, expect: _Kind = None) -> Any:
     for value in _inline_strict(raw, expect):
         if _kind_ok(value, expect):
             return value
+    unclosed: list[str] = []
     for candidate in [*fences, raw]:
-        for value in _repaired(candidate, expect):
+        for value in _repaired(candidate, expect, unclosed):
             if _kind_ok(value, expect):
                 return value
     what = (
@@ -232,6 +300,12 @@ def extract_json(text: str, *, expect: _Kind = None) -> Any:
     )
     if not stripped:
         raise ParseError(f"expected a {what}, got an empty reply", raw)
+    if unclosed:
+        raise ParseError(
+            f"the {what} stops before it is closed: the answer looks cut off, and a missing "
+            "end is never guessed",
+            raw,
+        )
     raise ParseError(f"no readable {what} found in the judge output", raw)
 
 

@@ -13,12 +13,16 @@ import html
 import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .atomic import atomic_write_text
+from .judges.clean import clean_text
 
 if TYPE_CHECKING:
     from .result import EvalResult
 
-__all__ = ["CSP", "report_html"]
+__all__ = ["CSP", "report_html", "write_report_html"]
 
 #: no scripts, no fetches, no frames; inline styles and embedded (data:) images only
 CSP = (
@@ -91,6 +95,21 @@ def report_html(
         out.append(_section(name, anchors[name], result, max_rows, max_cases))
     out.append("</main></body></html>")
     return "\n".join(out)
+
+
+def write_report_html(
+    path: str | Path,
+    results: Mapping[str, EvalResult],
+    title: str = "rubriclab report",
+    **options: Any,
+) -> Path:
+    """Write :func:`report_html` to ``path`` whole or not at all (temp file, then rename).
+
+    Text UTF-8 cannot hold (a lone surrogate in someone's data) shows as U+FFFD, so one odd
+    cell never costs the whole page.
+    """
+    page = clean_text(report_html(results, title, **options))
+    return atomic_write_text(path, page)
 
 
 def _section(name: str, anchor: str, result: EvalResult, max_rows: int, max_cases: int) -> str:

@@ -18,14 +18,17 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from .atomic import atomic_path, atomic_writer
 from .judges.base import CallTally
 from .rubric import Rubric
-from .scoring import Summary, summarize
+from .scale import format_percent
+from .scoring import PASS_RULE, Summary, summarize
 
 __all__ = [
     "EvalResult",
     "FileResult",
     "MetricInfo",
+    "ResultSaveError",
     "RunStats",
     "load_result",
     "open_result",
@@ -43,19 +46,6 @@ _FORMAT_VERSION = 2
 FORMAT_VERSION = _FORMAT_VERSION
 #: a file-backed result with more rows shows its summary, not its table, when displayed
 DISPLAY_LOAD_MAX_ROWS = 100_000
-#: the summary columns shown in text form, in reading order
-_SUMMARY_COLUMNS = (
-    "n",
-    "errors",
-    "mean",
-    "std",
-    "pass_rate",
-    "win_rate",
-    "tie_rate",
-    "loss_rate",
-    "calls",
-    "tokens",
-)
 
 
 @dataclass(frozen=True)
@@ -176,9 +166,15 @@ class EvalResult:
         t = self.table
         scores = t[f"{name}/score"].tolist()
         passed = t[f"{name}/passed"].tolist() if f"{name}/passed" in t else None
-        choices = scores if info.kind == "pairwise" else None
+        if info.kind != "pairwise":
+            return summarize(scores, passed=passed)
+        flips = f"{name}/swap_consistent"
+        crits = f"{name}/criteria"
         return summarize(
-            scores, passed=None if info.kind == "pairwise" else passed, choices=choices
+            scores,
+            choices=scores,
+            swap_consistent=t[flips].tolist() if flips in t else None,
+            criteria=t[crits].tolist() if crits in t else None,
         )
 
     @property
@@ -198,6 +194,21 @@ class EvalResult:
         frame.index.name = "metric"
         return frame
 
+    def criterion_wins(self, name: str) -> pd.DataFrame:
+        """A pairwise metric's wins, ties and losses per criterion (rows: criteria).
+
+        A criterion whose two orders disagreed counts as a tie; rows with an error count nowhere.
+        """
+        if self.metric(name).kind != "pairwise":
+            raise ValueError(f"metric {name!r} is not pairwise: it has no wins per criterion")
+        counts = self.metric_summary(name).criteria or {}
+        frame = pd.DataFrame(
+            [c.model_dump() for c in counts.values()],
+            index=pd.Index(list(counts), name="criterion"),
+            columns=["win", "tie", "loss"],
+        )
+        return frame
+
     @property
     def summary_metrics(self) -> dict[str, Any]:
         """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
@@ -208,14 +219,34 @@ class EvalResult:
         return out
 
     def summary_text(self, title: str | None = None) -> str:
-        """The summary as a fixed-width text block, for terminals, logs and CI output."""
+        """The summary as a fixed-width text block, for terminals, logs and CI output.
+
+        Every score and rate is a percent with ``%``; each rate has its counts beside it.
+        """
         mock = "  [MOCK judge: not real judgments]" if self.is_mock else ""
         head = f"== {title or 'result'} ({self.row_count} rows){mock} =="
-        summary = self.summary
-        cols = [c for c in _SUMMARY_COLUMNS if c in summary.columns]
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            body = summary[cols].to_string(float_format=lambda v: f"{v:.3f}")
-        return f"{head}\n{body}"
+        rows: dict[str, dict[str, Any]] = {}
+        notes: list[str] = []
+        summaries = {info.name: self.metric_summary(info.name) for info in self.metrics}
+        for info in self.metrics:
+            s = summaries[info.name]
+            rows[info.name] = _summary_cells(s, info.kind == "pairwise")
+            rows[info.name]["calls"] = self.stats.calls.get(info.name, 0)
+            rows[info.name]["tokens"] = self.stats.tokens.get(info.name, 0)
+            if s.criteria:
+                counts = ", ".join(f"{c} {w.win}/{w.tie}/{w.loss}" for c, w in s.criteria.items())
+                notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
+        frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
+        frame.index.name = "metric"
+        if any(s.verdicts for s in summaries.values()):
+            notes.append(PASS_RULE)
+        if any(info.kind == "pairwise" for info in self.metrics):
+            notes.append(
+                "pairwise mean: +100% candidate much better ... -100% baseline much better"
+            )
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            body = frame.to_string()
+        return "\n".join([head, body, *notes])
 
     def case(self, index: int) -> dict[str, Any]:
         """Row ``index`` (by position) as a plain dict, for explanations."""
@@ -233,7 +264,7 @@ class EvalResult:
         parts = []
         for info in self.metrics:
             s = self.metric_summary(info.name)
-            mean = "n/a" if s.mean is None else f"{s.mean:.3f}"
+            mean = format_percent(s.mean, signed=info.kind == "pairwise")
             parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
         return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
 
@@ -263,8 +294,8 @@ class EvalResult:
         Both load back exactly with :func:`load_result`.
         """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         header = self._header()
+        # written whole or not at all: a failed save leaves the previous file as it was
         if path.suffix == ".parquet":
             try:
                 import pyarrow as pa
@@ -275,15 +306,23 @@ class EvalResult:
                 ) from None
             flat, json_columns = self._flat_table()
             header["json_columns"] = json_columns
-            table = pa.Table.from_pandas(flat, preserve_index=False)
+            try:
+                table = pa.Table.from_pandas(flat, preserve_index=False)
+            except (pa.ArrowException, ValueError, TypeError) as exc:
+                raise _save_error(path, flat, exc) from None
             meta = dict(table.schema.metadata or {})
             meta[b"rubriclab"] = json.dumps(header).encode()
-            pq.write_table(table.replace_schema_metadata(meta), path)
+            with atomic_path(path) as temp:
+                pq.write_table(table.replace_schema_metadata(meta), temp)
         else:
-            with path.open("w", encoding="utf-8") as fh:
+            with atomic_writer(path) as fh:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
                 for record in self.table.to_dict(orient="records"):
-                    fh.write(json.dumps({str(k): _plain(v) for k, v in record.items()}) + "\n")
+                    try:
+                        line = json.dumps({str(k): _plain(v) for k, v in record.items()})
+                    except (TypeError, ValueError) as exc:
+                        raise _save_error(path, self.table, exc) from None
+                    fh.write(line + "\n")
         return path
 
     def _header(self) -> dict[str, Any]:
@@ -440,6 +479,33 @@ def open_result(path: str | Path) -> FileResult:
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+
+
+def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
+    """One summary row as display text: percents with '%', counts beside each rate."""
+    cells: dict[str, Any] = {
+        "n": s.n,
+        "errors": s.errors,
+        "mean": format_percent(s.mean, signed=pairwise),
+        "± std": format_percent(s.std) if s.std is not None else "",
+    }
+    if s.verdicts:
+        rate = s.pass_rate.rate if s.pass_rate is not None else None
+        text = f"{format_percent(rate)} ({s.passed}/{s.verdicts})"
+        cells["pass"] = text + (f", {s.no_verdict} without verdict" if s.no_verdict else "")
+    elif s.verdicts == 0 and s.scored:
+        cells["pass"] = "n/a (no pass/fail verdicts)"
+    for key in ("win", "tie", "loss"):
+        iv = getattr(s, key)
+        if iv is not None:
+            cells[key] = f"{format_percent(iv.rate)} ({iv.k}/{iv.n})"
+    if s.swap_inconsistent is not None:
+        cells["swap-inconsistent"] = (
+            f"{format_percent(s.swap_inconsistent_rate)} ({s.swap_inconsistent}/{s.scored})"
+        )
+    return cells
+
+
 #: version 1 files tagged nested values' JSON text with this prefix
 _V1_JSON_TAG = "\x00json:"
 
@@ -481,6 +547,39 @@ def _decode_tagged(frame: pd.DataFrame) -> None:
 def plain(value: Any) -> Any:
     """JSON-safe Python values (numpy scalars, NaN -> None, pydantic models -> dicts)."""
     return _plain(value)
+
+
+class ResultSaveError(ValueError):
+    """A result cannot be written; the message names the row and column at fault."""
+
+
+def _save_error(path: Path, flat: pd.DataFrame, exc: BaseException) -> ResultSaveError:
+    """The first cell that cannot be written, named by row and column (else the cause)."""
+    for col in flat.columns:
+        for row, value in flat[col].items():
+            problem = _cell_problem(value)
+            if problem:
+                return ResultSaveError(
+                    f"cannot save {path.name}: row {row}, column {col!r}: {problem}"
+                )
+    return ResultSaveError(f"cannot save {path.name}: {type(exc).__name__}: {exc}")
+
+
+def _cell_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return (
+                f"the text holds a lone surrogate ({value[err.start]!r}) at character "
+                f"{err.start}, which UTF-8 cannot store; replace it (e.g. with U+FFFD)"
+            )
+        return None
+    try:
+        json.dumps(_plain(value))
+    except (TypeError, ValueError) as err:
+        return f"a {type(value).__name__} value that cannot be stored ({err})"
+    return None
 
 
 def _plain(value: Any) -> Any:

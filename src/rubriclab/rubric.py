@@ -6,6 +6,16 @@ One model covers the three styles people use:
 * analytic (lesson style): criteria with described levels, weighted and normalised;
 * points (HealthBench style): a negative weight marks an undesirable behaviour.
 
+The negative-weight rule (one meaning, everywhere a rubric is built: code, YAML, ``%%rubric``,
+the editor): only a yes/no criterion may carry a negative weight, and it is a penalty: "Does
+the response recommend a dangerous dose?" with ``weight: -2`` takes two points off when the
+answer is YES. Scores stay in [0, 1] (points met / positive points, clipped) and monotone. A
+criterion with levels cannot take a negative weight (that would turn "better" into "worse");
+reverse its levels instead. A penalty cannot be critical.
+
+Two common mistakes (the lesson's) are warned about with :class:`RubricWarning`: levels
+without descriptors (``levels: 3``) and scales of more than five levels.
+
 Scoring itself lives in :mod:`rubriclab.scoring`; ``Rubric.score`` is a shortcut.
 """
 
@@ -14,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,14 +32,33 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .atomic import atomic_write_text
+from .scale import parse_fraction
+from .yaml12 import YamlError, load_yaml
+
 if TYPE_CHECKING:
     from .scoring import Score
 
-__all__ = ["YES_NO_LEVELS", "Criterion", "Level", "Rubric", "RubricError"]
+__all__ = [
+    "MAX_LEVELS",
+    "YES_NO_LEVELS",
+    "Criterion",
+    "Level",
+    "Rubric",
+    "RubricError",
+    "RubricWarning",
+]
+
+#: more levels than this and judges stop telling neighbours apart (the lesson: 3-5 levels)
+MAX_LEVELS = 5
 
 
 class RubricError(ValueError):
     """A rubric file or mapping could not be read; the message says where and why."""
+
+
+class RubricWarning(UserWarning):
+    """A rubric that works but is likely to judge badly (no descriptors, too many levels)."""
 
 
 _Strict = ConfigDict(extra="forbid", validate_assignment=True)
@@ -96,6 +126,24 @@ class Criterion(BaseModel):
             allowed = ", ".join(str(s) for s in sorted(seen))
             raise ValueError(
                 f"{label}: critical level {self.critical} is not one of its levels ({allowed})"
+            )
+        if self.weight < 0 and not self.is_yes_no:
+            raise ValueError(
+                f"{label}: weight {self.weight:g} is negative, but only a yes/no criterion may "
+                "be a penalty (points off when YES); for a criterion with levels give a "
+                "positive weight and reverse its levels if lower is better"
+            )
+        if self.weight < 0 and self.critical is not None:
+            raise ValueError(
+                f"{label}: a penalty (negative weight) cannot also be critical; ask the "
+                "opposite yes/no question and make that critical"
+            )
+        if len(self.levels) > MAX_LEVELS:
+            warnings.warn(
+                f"{label} has {len(self.levels)} levels: judges rarely tell more than "
+                f"{MAX_LEVELS} apart reliably; use 3-5 levels, each with a descriptor",
+                RubricWarning,
+                stacklevel=2,
             )
         return self
 
@@ -172,16 +220,8 @@ class Rubric(BaseModel):
     @field_validator("pass_mark", mode="before")
     @classmethod
     def _pass_mark_fraction(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"pass_mark must be a number, got {value!r}")
-        if not math.isfinite(value) or value < 0 or value > 100:
-            raise ValueError(
-                f"pass_mark must be a fraction in [0, 1] (or a percentage up to 100), got {value!r}"
-            )
-        # 70 reads as 70%: people copy pass marks from 0-100 tables (the lesson uses 70)
-        return value / 100 if value > 1 else float(value)
+        """0.7, "70%" and 70 all read as 70% (one rule: :func:`rubriclab.scale.parse_fraction`)."""
+        return None if value is None else parse_fraction(value, "pass_mark")
 
     @model_validator(mode="before")
     @classmethod
@@ -210,7 +250,10 @@ class Rubric(BaseModel):
                 )
             seen.add(criterion.name)
         if not any(c.weight > 0 for c in self.criteria):
-            raise ValueError("at least one criterion needs a positive weight")
+            raise ValueError(
+                "at least one criterion needs a positive weight (negative weights are "
+                "penalties taken off the positive points)"
+            )
         return self
 
     # -- constructors ---------------------------------------------------------------------------
@@ -310,12 +353,9 @@ class Rubric(BaseModel):
         """Read YAML text or a path to a ``.yaml``/``.yml``/``.json`` file."""
         text = _read_source(source)
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}: " if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise RubricError(f"rubric YAML is not valid: {where}{problem}") from None
+            data = load_yaml(text)
+        except YamlError as exc:
+            raise RubricError(f"rubric YAML is not valid: {exc}") from None
         if isinstance(data, list):
             data = {"criteria": data}
         if not isinstance(data, Mapping):
@@ -327,7 +367,7 @@ class Rubric(BaseModel):
     def save(self, path: str | Path) -> None:
         path = Path(path)
         text = self.to_json() if path.suffix == ".json" else self.to_yaml()
-        path.write_text(text, encoding="utf-8")
+        atomic_write_text(path, text)  # a failed save keeps the previous file whole
 
     # -- behaviour ---------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Criterion:
@@ -366,6 +406,13 @@ def _levels_from(crit_name: str, levels: Any) -> list[Level]:
     if isinstance(levels, int):
         if levels < 2:
             raise RubricError(f"criterion {crit_name!r}: needs at least two levels, got {levels}")
+        warnings.warn(
+            f"criterion {crit_name!r}: 'levels: {levels}' gives levels without descriptors "
+            f"('level 1 of {levels}'), so the judge guesses what each level means; describe "
+            "each level (levels: {1: ..., 2: ...})",
+            RubricWarning,
+            stacklevel=2,
+        )
         return [Level(score=i, descriptor=f"level {i} of {levels}") for i in range(1, levels + 1)]
     if isinstance(levels, Mapping):
         out = []

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,12 +23,20 @@ from pydantic import (
 )
 
 from .config_errors import did_you_mean, explain
+from .yaml12 import YamlError, load_yaml
 
 if TYPE_CHECKING:
     from .judges import Judge
     from .metrics import RubricMetric
 
-__all__ = ["ConfigError", "JudgeConfig", "MetricConfig", "RunConfig", "load_config"]
+__all__ = [
+    "ConfigError",
+    "JudgeConfig",
+    "MetricConfig",
+    "RunConfig",
+    "check_key_env",
+    "load_config",
+]
 
 _Strict = ConfigDict(extra="forbid")
 
@@ -57,7 +65,15 @@ class JudgeConfig(BaseModel):
         description="true: the default SQLite file; a path: that file; false: no cache",
     )
 
-    def build(self, base: Path = Path("."), *, allow_outside: bool = False) -> Judge:
+    def build(
+        self,
+        base: Path = Path("."),
+        *,
+        allow_outside: bool = False,
+        allow_env: Collection[str] = (),
+    ) -> Judge:
+        """The judge; ``allow_env`` names variables the user confirmed may be sent as a key
+        although their names do not look like keys (``rubriclab run --allow-env NAME``)."""
         import os
 
         from .judges import Judge
@@ -68,6 +84,7 @@ class JudgeConfig(BaseModel):
             if value is not None:
                 options[name] = value
         if self.api_key_env:
+            check_key_env(self.api_key_env, allow_env)
             key = os.environ.get(self.api_key_env)
             if not key:
                 raise ConfigError(
@@ -200,10 +217,20 @@ class RunConfig(BaseModel):
     title: str | None = None
     fail_under: float | None = None
 
+    @field_validator("fail_under", mode="before")
+    @classmethod
+    def _fail_under_fraction(cls, value: Any) -> Any:
+        """0.7, "70%" and 70 all read as 70%, as ``--fail-under`` and ``pass_mark`` do."""
+        from .scale import parse_fraction
+
+        return None if value is None else parse_fraction(value, "fail_under")
+
     #: the folder relative paths are read from (the config file's folder)
     _base: Path = PrivateAttr(default=Path("."))
     #: paths may leave the config's folder only when the user says so (--allow-outside)
     _allow_outside: bool = PrivateAttr(default=False)
+    #: variables that may be sent as a key although not named like one (--allow-env)
+    _allow_env: frozenset[str] = PrivateAttr(default=frozenset())
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -241,13 +268,41 @@ class RunConfig(BaseModel):
             )
         return built
 
+    @property
+    def allowed_env(self) -> frozenset[str]:
+        """Variables the user allowed as keys on the command line (``--allow-env``)."""
+        return self._allow_env
+
     def build_judge(self) -> Judge | None:
         if self.judge is None:
             return None
-        return self.judge.build(self.base, allow_outside=self._allow_outside)
+        return self.judge.build(
+            self.base, allow_outside=self._allow_outside, allow_env=self._allow_env
+        )
 
 
-def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
+_KEY_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(_API_KEY|_TOKEN|_KEY)$", re.IGNORECASE)
+
+
+def check_key_env(name: str, allow_env: Collection[str] = ()) -> None:
+    """Refuse to send a variable as a key unless its name looks like one or the user allowed it.
+
+    A run config is code someone else may have written: without this rule, a shared config
+    could send any environment variable (a database password, a cloud token) as the bearer
+    token to an endpoint of its choosing.
+    """
+    if _KEY_ENV.match(name) or name in allow_env:
+        return
+    raise ConfigError(
+        f"judge.api_key_env names {name!r}, which does not look like an API key variable "
+        "(*_API_KEY, *_TOKEN or *_KEY), so it is not sent; if you trust this config and mean "
+        f"it, run again with --allow-env {name}"
+    )
+
+
+def load_config(
+    path: str | Path, *, allow_outside: bool = False, allow_env: Collection[str] = ()
+) -> RunConfig:
     """Read and validate a config file; errors name the file and the offending key.
 
     Paths in the config are read relative to its folder and must stay inside it, unless
@@ -256,15 +311,11 @@ def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
     path = Path(path)
     text = _read_text(path, "config")
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        raw = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON: line {exc.lineno}: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigError(
-            f"{path}: not valid YAML: {where}{getattr(exc, 'problem', exc)}"
-        ) from None
+    except YamlError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a run config is a mapping with 'data' and 'metrics'")
     try:
@@ -273,6 +324,7 @@ def load_config(path: str | Path, *, allow_outside: bool = False) -> RunConfig:
         raise ConfigError(f"{path}: {explain(exc, RunConfig)}") from None
     config._base = path.parent
     config._allow_outside = allow_outside
+    config._allow_env = frozenset(allow_env)
     return config
 
 

@@ -1,9 +1,11 @@
 """The async engine every judge call goes through.
 
 It bounds the number of calls in flight (and adapts that bound when the endpoint rate-limits:
-halve on 429, grow back by one per window of successes, never above the configured limit),
-retries what a retry can fix (429, 5xx, timeouts, dropped connections, malformed bodies) with
-full-jitter exponential backoff or the server's Retry-After, answers repeats from the cache,
+halve when a window's 429s pass a tolerance, at most once per window, grow back by one per
+window of successes, never above the configured limit), paces sends from the provider's
+``x-ratelimit-*`` headers before a 429 comes, retries what a retry can fix (429, 5xx,
+timeouts, dropped connections, malformed bodies) with full-jitter exponential backoff or the
+server's Retry-After (a waiting call holds no slot), answers repeats from the cache,
 shows progress, and counts tokens and cost. A call that still fails comes back as a reply with
 its error; only cancellation (Ctrl-C, task.cancel()) stops a run, and then every finished call
 is already in the cache so the same run resumes where it stopped.
@@ -25,13 +27,14 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from .cache import CacheEntry, ResponseCache, cache_key
 from .judges.backend import Backend, Failure, Session, Success
 from .judges.base import CallError, Reply, Request, Usage
+from .judges.pacing import Pacer
 from .pricing import PriceTable, cost_of, lookup
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "Engine",
     "RetryPolicy",
     "RunStats",
+    "run_scope",
     "run_sync",
     "summarize",
 ]
@@ -130,21 +134,33 @@ def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
 
 
 class AdaptiveLimit:
-    """A semaphore whose size halves on rate limiting and grows back by ~1 per window.
+    """A semaphore whose size is cut on congestion and grows back by ~1 per window.
 
-    A 429 cuts at most once per window: calls that were already in flight when the limit was
-    cut carry an older epoch and do not cut it again (the same rule TCP uses per round trip).
+    Congestion control as TCP does it, made robust to noise: attempts are counted per
+    window (about ``limit`` attempts, each tagged with the epoch it was sent in), and the
+    limit is halved at most once per window; refusals of attempts sent before the last
+    change are ignored (they describe the old limit). A window is congested when more than
+    ``tolerance`` of its attempts met a hard signal (a timeout, a bare 429, a 429 saying our
+    quota is spent), or more than half met any 429: a 429 that came with the server's own
+    guidance (Retry-After) is mostly noise at low rates, and the refused call waits as told.
+    So scattered 429s cost their callers a wait, never the run its concurrency.
     """
 
-    def __init__(self, maximum: int) -> None:
+    MIN_WINDOW = 8
+
+    def __init__(self, maximum: int, tolerance: float = 0.25) -> None:
         if maximum < 1:
             raise ValueError("max_concurrency must be >= 1")
         self.maximum = maximum
+        self.tolerance = tolerance
         self._limit = float(maximum)
         self.in_flight = 0
         self.peak = 0
         self.throttles = 0
         self._epoch = 0
+        self._done = 0
+        self._hard = 0
+        self._soft = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
@@ -152,7 +168,7 @@ class AdaptiveLimit:
         return max(1, int(self._limit))
 
     async def acquire(self) -> int:
-        """Wait for a slot; returns the epoch to hand back to ``throttled``."""
+        """Wait for a slot; returns the epoch to hand back to ``ended``."""
         if not self._waiters and self.in_flight < self.limit:
             self.in_flight += 1
             if self.in_flight > self.peak:
@@ -186,13 +202,42 @@ class AdaptiveLimit:
                 self.peak = self.in_flight
             waiter.set_result(None)
 
-    def throttled(self, epoch: int) -> None:
-        """A call started in ``epoch`` was rate limited: multiplicative decrease."""
+    @property
+    def window(self) -> int:
+        return max(self.limit, self.MIN_WINDOW)
+
+    def ended(self, epoch: int, refused: bool = False, *, guided: bool = False) -> None:
+        """An attempt sent in ``epoch`` ended. ``refused``: a congestion signal (timeout, 429);
+        ``guided``: a 429 that told the call when to come back (a soft signal)."""
         if epoch != self._epoch:
-            return
-        self._epoch += 1
+            return  # sent before the last change: it describes the old limit
+        self._done += 1
+        if refused:
+            if guided:
+                self._soft += 1
+            else:
+                self._hard += 1
+            window = self.window
+            if self._hard > self.tolerance * window or self._hard + self._soft > window / 2:
+                self._cut()
+                return
+        if self._done >= self.window:
+            self._next_window()
+
+    def _cut(self) -> None:
         self.throttles += 1
         self._limit = max(1.0, self._limit / 2.0)
+        self._next_window()
+
+    def _next_window(self) -> None:
+        self._epoch += 1
+        self._done = 0
+        self._hard = 0
+        self._soft = 0
+
+    def throttled(self, epoch: int) -> None:
+        """A call sent in ``epoch`` was rate limited (counted as a refused attempt)."""
+        self.ended(epoch, refused=True)
 
     def succeeded(self) -> None:
         """Additive increase: +1 after about ``limit`` successes."""
@@ -251,6 +296,8 @@ class RunStats:
     throttles: int = 0
     interrupted: bool = False
     errors: dict[str, int] = field(default_factory=dict)
+    failed_attempts: dict[str, int] = field(default_factory=dict)
+    """Attempts that failed, by error type, whether retried or final (429s absorbed...)."""
 
     def describe(self) -> str:
         cost = "unknown cost" if self.cost is None else f"${self.cost:.4f}"
@@ -259,6 +306,52 @@ class RunStats:
             f"{self.calls} calls ({self.cached} cached, {self.failed} failed; errors: {errs}) "
             f"in {self.wall:.2f}s, {self.usage.total_tokens} tokens, {cost}"
         )
+
+
+def _merge(a: RunStats, b: RunStats, wall: float) -> RunStats:
+    def add(x: Mapping[str, int], y: Mapping[str, int]) -> dict[str, int]:
+        out = dict(x)
+        for name, n in y.items():
+            out[name] = out.get(name, 0) + n
+        return out
+
+    return RunStats(
+        calls=a.calls + b.calls,
+        succeeded=a.succeeded + b.succeeded,
+        failed=a.failed + b.failed,
+        cached=a.cached + b.cached,
+        attempts=a.attempts + b.attempts,
+        usage=a.usage + b.usage,
+        cost=None if a.cost is None or b.cost is None else a.cost + b.cost,
+        wall=wall,
+        peak_in_flight=max(a.peak_in_flight, b.peak_in_flight),
+        throttles=a.throttles + b.throttles,
+        interrupted=a.interrupted or b.interrupted,
+        errors=add(a.errors, b.errors),
+        failed_attempts=add(a.failed_attempts, b.failed_attempts),
+    )
+
+
+@dataclass
+class _Scope:
+    started: float
+    stats: dict[int, RunStats] = field(default_factory=dict)
+
+
+_scope: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
+    "rubriclab_run_scope", default=None
+)
+
+
+@contextlib.contextmanager
+def run_scope() -> Iterator[None]:
+    """Within this block, each judge's ``last_run`` sums every run it made (an evaluate's
+    first asks and all its re-ask rounds), with the wall time of the whole block."""
+    token = _scope.set(_Scope(time.perf_counter()))
+    try:
+        yield
+    finally:
+        _scope.reset(token)
 
 
 def summarize(replies: Sequence[Reply | None], wall: float = 0.0) -> RunStats:
@@ -296,7 +389,9 @@ def summarize(replies: Sequence[Reply | None], wall: float = 0.0) -> RunStats:
 class _LoopState:
     session: Session
     limit: AdaptiveLimit
+    pacer: Pacer
     guard: AsyncGenerator[None, None] | None = None
+    failed_attempts: dict[str, int] = field(default_factory=dict)
 
 
 _gc_lock = threading.Lock()
@@ -373,6 +468,7 @@ class Engine:
         )
         self._lock = threading.Lock()
         self._rng = random.Random()
+        self.pacer = Pacer()  # what the provider's rate headers said, shared by every loop
         self._price_known = lookup(prices, model) is not None
 
     # -- per-loop state ------------------------------------------------------------------
@@ -391,7 +487,9 @@ class Engine:
                 state = self._states.get(loop)
                 if state is None:
                     state = _LoopState(
-                        self.backend.open_session(), AdaptiveLimit(self.max_concurrency)
+                        self.backend.open_session(),
+                        AdaptiveLimit(self.max_concurrency),
+                        self.pacer,
                     )
                     self._states[loop] = state
                     created = True
@@ -442,10 +540,20 @@ class Engine:
             finish_reason=entry.finish_reason,
         )
 
-    async def call(self, state: _LoopState, request: Request) -> Reply:
-        """One logical call: attempts until success, a final error, or the retry budget is spent."""
+    async def call(
+        self,
+        state: _LoopState,
+        request: Request,
+        waiting: Callable[[bool], None] | None = None,
+    ) -> Reply:
+        """One logical call: attempts until success, a final error, or the retry budget is spent.
+
+        Between attempts the call holds no slot; ``waiting(True/False)`` tells the caller
+        when it starts and stops waiting, so the run can use the time for other calls.
+        """
         start = time.perf_counter()
         limit = state.limit
+        pacer = state.pacer
         session = state.session
         attempts = 0
         retries = 0
@@ -454,15 +562,25 @@ class Engine:
             level = self.format_level
             epoch = await limit.acquire()
             try:
+                ticket = await pacer.before_send(
+                    pacer.token_cost(_token_estimate(request)), self.retry.retry_after_cap
+                )
                 outcome = await session.send(request, level)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug must become a recorded error, not a lost run
                 outcome = Failure("internal", f"{type(exc).__name__}: {exc}")
+                ticket = None
             finally:
                 limit.release()
+            if ticket is not None:
+                pacer.observe(outcome.rate, ticket)
+                if outcome.status == 429 if type(outcome) is Failure else False:
+                    pacer.refund(ticket)
             if type(outcome) is Success:
+                limit.ended(epoch)
                 limit.succeeded()
+                pacer.used(outcome.usage.total_tokens)
                 return Reply(
                     text=outcome.text,
                     usage=outcome.usage,
@@ -477,8 +595,17 @@ class Engine:
             if outcome.format_rejected and level > 0:
                 self._downgrade_format(request, level)
                 continue  # the endpoint told us what it cannot do; not a retry
-            if outcome.status == 429:
-                limit.throttled(epoch)
+            # a 429 whose own headers show quota left is not about our rate (a provider's
+            # overload, a noisy gateway): the call waits, the run keeps its concurrency
+            # A 429 whose headers show quota left is not about our rate: no signal. One with
+            # Retry-After (and no headers saying our quota is spent) is a soft signal. A
+            # timeout is congestion too (an overloaded server, or this process too busy to
+            # keep up).
+            rate = outcome.rate
+            limited = outcome.status == 429 and (rate is None or rate.exhausted())
+            guided = limited and outcome.retry_after is not None and rate is None
+            limit.ended(epoch, limited or outcome.type == "timeout", guided=guided)
+            state.failed_attempts[outcome.type] = state.failed_attempts.get(outcome.type, 0) + 1
             if not outcome.retryable or retries >= self.retry.max_retries:
                 return Reply(
                     text=None,
@@ -493,7 +620,13 @@ class Engine:
             delay = self.retry.delay(retries, outcome.retry_after, self._rng)
             retries += 1
             log.debug("retry %d in %.2fs after %s", retries, delay, outcome.type)
-            await asyncio.sleep(delay)
+            if waiting is not None:
+                waiting(True)
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                if waiting is not None:
+                    waiting(False)
 
     def _downgrade_format(self, request: Request, level: int) -> None:
         fmt = request.response_format or {}
@@ -538,6 +671,7 @@ class Engine:
 
         bar = _progress_bar(total, total - len(todo), desc) if progress else None
         state = await self._state() if todo else None
+        failed_before = dict(state.failed_attempts) if state is not None else {}
         interrupted = False
         _gc_enter()
         try:
@@ -563,7 +697,18 @@ class Engine:
             if state is not None:
                 stats.peak_in_flight = state.limit.peak
                 stats.throttles = state.limit.throttles
+                stats.failed_attempts = {
+                    k: v - failed_before.get(k, 0)
+                    for k, v in state.failed_attempts.items()
+                    if v > failed_before.get(k, 0)
+                }
             stats.interrupted = interrupted
+            scope = _scope.get()
+            if scope is not None:
+                before = scope.stats.get(id(self))
+                if before is not None:
+                    stats = _merge(before, stats, time.perf_counter() - scope.started)
+                scope.stats[id(self)] = stats
             self.last_run = stats
             if interrupted:
                 self._say_interrupted(stats, total)
@@ -580,26 +725,53 @@ class Engine:
     ) -> None:
         pending = iter(todo)
         cache = self.cache
+        # Workers take indexes from one shared iterator. A worker whose call is waiting out a
+        # Retry-After or a backoff gives its place to a new worker, so waits never lower the
+        # number of calls being made; the extra workers retire once the waits are over.
+        target = min(self.max_concurrency, len(todo))
+        tasks: set[asyncio.Future[None]] = set()
+        counts = {"live": 0, "waiting": 0}
+
+        def waiting(now_waiting: bool) -> None:
+            counts["waiting"] += 1 if now_waiting else -1
+            if now_waiting and counts["live"] - counts["waiting"] < target:
+                spawn()
+
+        def spawn() -> None:
+            counts["live"] += 1
+            task = asyncio.ensure_future(worker())
+            tasks.add(task)
 
         async def worker() -> None:
-            for i in pending:  # one shared iterator: each index is taken by one worker
-                reply = await self.call(state, requests[i])
-                results[i] = reply
-                if cache is not None and reply.error is None and reply.text is not None:
-                    cache.put(
-                        keys[i],
-                        CacheEntry(reply.text, reply.usage, reply.model, reply.finish_reason),
-                    )
-                if bar is not None:
-                    bar.update(1)
+            try:
+                while counts["live"] - counts["waiting"] <= target:
+                    i = next(pending, None)
+                    if i is None:
+                        return
+                    reply = await self.call(state, requests[i], waiting)
+                    results[i] = reply
+                    if cache is not None and reply.error is None and reply.text is not None:
+                        cache.put(
+                            keys[i],
+                            CacheEntry(reply.text, reply.usage, reply.model, reply.finish_reason),
+                        )
+                    if bar is not None:
+                        bar.update(1)
+            finally:
+                counts["live"] -= 1
 
-        workers = min(self.max_concurrency, len(todo))
-        if workers == 1:
-            await worker()
-            return
-        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+        for _ in range(target):
+            spawn()
         try:
-            await asyncio.gather(*tasks)
+            while True:
+                running = [t for t in tasks if not t.done()]
+                if not running:
+                    break
+                await asyncio.wait(running, return_when=asyncio.FIRST_EXCEPTION)
+                for task in tasks:
+                    error = task.exception() if task.done() and not task.cancelled() else None
+                    if error is not None:
+                        raise error
         finally:
             for task in tasks:  # on cancellation or a bug, no worker outlives the run
                 task.cancel()
@@ -625,6 +797,12 @@ class Engine:
         """One call through the same cache, limit and retry path as ``run``."""
         replies = await self.run([request], progress=False)
         return replies[0]
+
+
+def _token_estimate(request: Request) -> float:
+    """A request's token cost before any reply told us better: about 4 characters a token."""
+    chars = sum(len(str(m.get("content", ""))) for m in request.messages)
+    return chars / 4.0 + 4.0 * len(request.messages)
 
 
 def _lost(model: str) -> Reply:

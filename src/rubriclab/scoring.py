@@ -6,6 +6,7 @@ rules are the same on every row and every run (seed 003, "Combining Scores in Co
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -13,13 +14,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .rubric import Criterion, Rubric
+from .scale import format_percent, format_spread
 
 __all__ = [
     "PAIRWISE_SCALE",
+    "PASS_RULE",
     "Interval",
     "Score",
     "ScoreError",
     "Summary",
+    "WinTieLoss",
     "coerce_level",
     "score",
     "summarize",
@@ -54,9 +58,10 @@ class Score(BaseModel):
     critical_failures: list[str]
     """Criteria below their critical minimum, as ``"accuracy below 2"`` (``"q1 is NO"``)."""
     passed: bool | None
-    """None when the rubric has neither a pass mark nor a critical criterion. Without a pass mark
-    but with critical criteria, True means every critical criterion was met (verdict
-    ``"critical met"``)."""
+    """True only for a pass (score at or above the pass mark, every critical criterion met);
+    False for a fail (below the pass mark, or a critical criterion below its minimum); None
+    when there is no pass/fail verdict: no pass mark and no failed critical criterion (the
+    verdict then reads ``"critical met"`` or is None). See :func:`summarize` for the rate."""
     verdict: str | None
 
     @property
@@ -65,7 +70,25 @@ class Score(BaseModel):
         return round(100 * self.value + 0.0, 1)
 
     def __str__(self) -> str:
-        return f"{self.percent} {self.verdict}" if self.verdict else f"{self.percent}"
+        shown = format_percent(self.value)
+        return f"{shown} {self.verdict}" if self.verdict else shown
+
+    def __repr__(self) -> str:
+        levels = ", ".join(f"{k}={v}" for k, v in self.levels.items())
+        return f"Score({self}; {levels})"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(k)}</td><td>{v}</td><td>{format_percent(self.parts[k])}</td>"
+            "</tr>"
+            for k, v in self.levels.items()
+        )
+        verdict = html.escape(self.verdict or "no verdict")
+        return (
+            f"<div><b>{format_percent(self.value)}</b> {verdict}"
+            "<table><tr><th>criterion</th><th>level</th><th>share</th></tr>"
+            f"{rows}</table></div>"
+        )
 
 
 _YES = {"yes", "y", "true", "pass", "met", "1"}
@@ -119,8 +142,10 @@ def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
 
     score = clip(sum(w_i * norm_i) / sum(w_i for w_i > 0), 0, 1), where norm_i = (s_i - min_i) /
     (max_i - min_i). With positive weights that sum to one this is the lesson's weighted score; a
-    checklist gives the weighted share of YES; negative weights (undesirable behaviours, HealthBench
-    style) subtract when met. Critical criteria are checked before the total.
+    checklist gives the weighted share of YES; a negative weight (only on a yes/no criterion: an
+    undesirable behaviour, HealthBench style) subtracts its points when the answer is YES. The
+    clip keeps the score in [0, 1] and it stays monotone: a better level never lowers it, a
+    penalty met never raises it. Critical criteria are checked before the total.
     """
     missing = [f"{name}: missing" for name in rubric.names if name not in levels]
     known = set(rubric.names)
@@ -159,8 +184,9 @@ def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
         passed = value + _EPS >= rubric.pass_mark
         verdict = "pass" if passed else "fail (score below pass mark)"
     elif any(c.critical is not None for c in rubric.criteria):
-        # no pass mark to pass: say only what was checked, so a low score never reads "pass"
-        passed, verdict = True, "critical met"
+        # no pass mark to pass: say only what was checked, so a low score never reads or
+        # counts as a pass
+        passed, verdict = None, "critical met"
     else:
         passed, verdict = None, None
     return Score(
@@ -206,8 +232,33 @@ def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> Interval:
     return Interval(rate=p, low=max(0.0, centre - half), high=min(1.0, centre + half), k=k, n=n)
 
 
+#: what counts as a pass, in one line for every view that shows a pass rate (see ``Summary``)
+PASS_RULE = (
+    "pass = verdict 'pass' (score at or above the pass mark, every critical criterion met), "
+    "over rows with a pass/fail verdict"
+)
+
+
+class WinTieLoss(BaseModel):
+    """How often one pairwise criterion went to the candidate, was a tie, or went to the
+    baseline (a criterion whose two orders disagreed counts as a tie)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    win: int = 0
+    tie: int = 0
+    loss: int = 0
+
+
 class Summary(BaseModel):
-    """What a metric's column of results comes to."""
+    """What a metric's column of results comes to.
+
+    The pass rule: a row passes when its verdict is "pass" (score at or above the rubric's pass
+    mark and every critical criterion met) and fails on any "fail ..." verdict. A scored row
+    with no pass/fail verdict (no pass mark: "critical met", or no verdict at all) is neither;
+    ``pass_rate`` is ``passed / verdicts`` and ``scored - verdicts`` rows are shown as "without a
+    verdict", never dropped silently. Rows with an error are in ``errors`` only.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -219,9 +270,23 @@ class Summary(BaseModel):
     mean: float | None
     std: float | None
     pass_rate: Interval | None
+    passed: int | None = None
+    """Scored rows whose verdict is a pass (None when no pass flags were given)."""
+    verdicts: int | None = None
+    """Scored rows with a pass/fail verdict: the pass rate's denominator."""
     win: Interval | None = None
     tie: Interval | None = None
     loss: Interval | None = None
+    swap_inconsistent: int | None = None
+    """Pairwise: scored rows whose two orders disagreed (overall or on some criterion)."""
+    swap_inconsistent_rate: float | None = None
+    criteria: dict[str, WinTieLoss] | None = None
+    """Pairwise: per criterion, how many rows it went to the candidate, a tie, the baseline."""
+
+    @property
+    def no_verdict(self) -> int:
+        """Scored rows without a pass/fail verdict (counted, not in the pass rate)."""
+        return 0 if self.verdicts is None else self.scored - self.verdicts
 
     def as_flat_dict(self, prefix: str = "") -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -239,18 +304,54 @@ class Summary(BaseModel):
             out[f"{prefix}{name}"] = iv.rate
             out[f"{prefix}{name}_low"] = iv.low
             out[f"{prefix}{name}_high"] = iv.high
+        if self.verdicts is not None:
+            out[f"{prefix}passed"] = self.passed
+            out[f"{prefix}verdicts"] = self.verdicts
+        if self.swap_inconsistent is not None:
+            out[f"{prefix}swap_inconsistent"] = self.swap_inconsistent
+            out[f"{prefix}swap_inconsistent_rate"] = self.swap_inconsistent_rate
         return out
+
+    def text(self) -> str:
+        """One line as people read it: percents with ``%``, counts beside every rate."""
+        pairwise = self.win is not None  # a preference on -100%..+100%: show its sign
+        parts = [f"mean {format_percent(self.mean, signed=pairwise)}"]
+        if self.std is not None:
+            parts[0] += f" {format_spread(self.std)}"
+        if self.pass_rate is not None and self.pass_rate.rate is not None:
+            parts.append(
+                f"pass {format_percent(self.pass_rate.rate)} ({self.passed}/{self.verdicts})"
+            )
+        if self.verdicts is not None and self.no_verdict:
+            parts.append(f"{self.no_verdict} without a verdict")
+        for key in ("win", "tie", "loss"):
+            iv: Interval | None = getattr(self, key)
+            if iv is not None and iv.rate is not None:
+                parts.append(f"{key} {format_percent(iv.rate)} ({iv.k}/{iv.n})")
+        if self.swap_inconsistent is not None:
+            parts.append(
+                f"swap-inconsistent {format_percent(self.swap_inconsistent_rate)} "
+                f"({self.swap_inconsistent}/{self.scored})"
+            )
+        parts.append(f"{self.scored}/{self.n} scored, {self.errors} errors")
+        return "; ".join(parts)
 
 
 def summarize(
     values: Iterable[float | None],
     passed: Iterable[bool | None] | None = None,
     choices: Iterable[float | None] | None = None,
+    *,
+    swap_consistent: Iterable[bool | None] | None = None,
+    criteria: Iterable[Any] | None = None,
 ) -> Summary:
     """Mean, sample std, pass rate and (for pairwise) win/tie/loss rates with Wilson intervals.
 
     ``None`` (or NaN) marks a row without a score: it counts in ``n`` and ``errors`` but in no mean
-    or rate. ``choices`` are pairwise choices on the 5-point scale; > 0 is a win for the candidate.
+    or rate. ``passed`` holds each row's pass flag (True pass, False fail, None no verdict; see
+    :class:`Summary` for the rule). ``choices`` are pairwise choices on the 5-point scale; > 0 is
+    a win for the candidate. ``swap_consistent`` and ``criteria`` (each row's per-criterion
+    list with a ``winner``) give the pairwise flip count and per-criterion win/tie/loss counts.
     """
     vals = [_clean(v) for v in values]
     n = len(vals)
@@ -261,10 +362,13 @@ def summarize(
         var = math.fsum((v - mean) ** 2 for v in scored_vals) / (len(scored_vals) - 1)
         std = math.sqrt(var)
     pass_iv: Interval | None = None
+    n_passed = n_verdicts = None
     if passed is not None:
-        flags = [p for p, v in zip(passed, vals, strict=True) if v is not None and p is not None]
-        if flags:
-            pass_iv = wilson_interval(sum(bool(p) for p in flags), len(flags))
+        flags = [_flag(p) for p, v in zip(passed, vals, strict=True) if v is not None]
+        decided = [f for f in flags if f is not None]
+        n_passed, n_verdicts = sum(decided), len(decided)
+        if decided:
+            pass_iv = wilson_interval(n_passed, n_verdicts)
     win = tie = loss = None
     if choices is not None:
         picked = [c for c in (_clean(c) for c in choices) if c is not None]
@@ -272,6 +376,17 @@ def summarize(
         win = wilson_interval(sum(c > 0 for c in picked), m)
         tie = wilson_interval(sum(c == 0 for c in picked), m)
         loss = wilson_interval(sum(c < 0 for c in picked), m)
+    flips = flip_rate = None
+    if swap_consistent is not None:
+        marks = [_flag(f) for f, v in zip(swap_consistent, vals, strict=True) if v is not None]
+        known = [m for m in marks if m is not None]
+        flips = sum(not m for m in known)
+        flip_rate = flips / len(known) if known else None
+    per_criterion = None
+    if criteria is not None:
+        per_criterion = _criterion_counts(
+            [c for c, v in zip(criteria, vals, strict=True) if v is not None]
+        )
     return Summary(
         n=n,
         scored=len(scored_vals),
@@ -279,10 +394,43 @@ def summarize(
         mean=mean,
         std=std,
         pass_rate=pass_iv,
+        passed=n_passed,
+        verdicts=n_verdicts,
         win=win,
         tie=tie,
         loss=loss,
+        swap_inconsistent=flips,
+        swap_inconsistent_rate=flip_rate,
+        criteria=per_criterion,
     )
+
+
+def _flag(value: Any) -> bool | None:
+    """A pass or consistency flag from a table cell (bools, numpy bools, None/NaN)."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    try:
+        return bool(value)
+    except (TypeError, ValueError):
+        return None
+
+
+_SIDES = {"candidate": "win", "tie": "tie", "baseline": "loss"}
+
+
+def _criterion_counts(rows: Sequence[Any]) -> dict[str, WinTieLoss]:
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if not isinstance(row, Sequence) or isinstance(row, str):
+            continue
+        for item in row:
+            if not isinstance(item, Mapping) or item.get("winner") not in _SIDES:
+                continue
+            tally = counts.setdefault(str(item.get("name", "")), {"win": 0, "tie": 0, "loss": 0})
+            tally[_SIDES[item["winner"]]] += 1
+    return {name: WinTieLoss(**c) for name, c in counts.items()}
 
 
 def _clean(value: float | None) -> float | None:

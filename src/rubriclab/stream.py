@@ -65,6 +65,7 @@ class RunningSummary:
     m2: float = 0.0
     pass_k: int = 0
     pass_n: int = 0
+    has_pass: bool = False
     pairwise: bool = False
     win: int = 0
     tie: int = 0
@@ -92,6 +93,7 @@ class RunningSummary:
             self.tie += sum(v == 0 for v in scored)
             self.loss += sum(v < 0 for v in scored)
         elif passed is not None:
+            self.has_pass = True
             for p, v in zip(passed, vals, strict=True):
                 if v is not None and p is not None and not _is_nan(p):
                     self.pass_n += 1
@@ -107,6 +109,8 @@ class RunningSummary:
             mean=self.mean if self.scored else None,
             std=std,
             pass_rate=wilson_interval(self.pass_k, self.pass_n) if self.pass_n else None,
+            passed=self.pass_k if self.has_pass else None,
+            verdicts=self.pass_n if self.has_pass else None,
             win=wilson_interval(self.win, self.scored) if pairwise else None,
             tie=wilson_interval(self.tie, self.scored) if pairwise else None,
             loss=wilson_interval(self.loss, self.scored) if pairwise else None,
@@ -483,7 +487,10 @@ def _header(state: _State, parquet: bool) -> dict[str, Any]:
         "meta": {},
         "columns": state.columns,
         "rows": state.rows,
-        "summary": {k: v.summary().model_dump() for k, v in state.running.items()},
+        # pairwise summaries also count flips and per-criterion wins: those read the table
+        "summary": {
+            k: v.summary().model_dump() for k, v in state.running.items() if not v.pairwise
+        },
         "stream": {"fingerprint": state.fingerprint, "chunk_rows": state.chunk_rows},
     }
     if parquet:  # JSONL holds nested values as real JSON; Parquet as JSON text, named here

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..data import Media, to_cases
+from ..data import DataError, Media, to_cases
 from ..judges import (
     CallError,
     CallTally,
@@ -180,6 +180,9 @@ def _media_per_row(frame: pd.DataFrame) -> list[list[Media]]:
     if "prompt" not in frame.columns:
         return [[] for _ in range(len(frame))]
     cases = to_cases(frame, need_response=False)
+    for case in cases:
+        if case.error:  # an unreadable image must not become a row judged without it
+            raise DataError(f"row {case.id}: {case.error}")
     return [c.media for c in cases]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..atomic import atomic_write_text, atomic_writer
 from ..data import to_frame
 from ..judges import Judge
 from ..result import EvalResult as _Result
@@ -345,10 +346,10 @@ def _write(
         return None
     folder = Path(prefix.removeprefix("file://")).expanduser() / run
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "summary_metrics.json").write_text(
-        json.dumps({"summary_metrics": _plain(summary)}, indent=2), encoding="utf-8"
+    atomic_write_text(
+        folder / "summary_metrics.json", json.dumps({"summary_metrics": _plain(summary)}, indent=2)
     )
-    with (folder / "metrics_table.jsonl").open("w", encoding="utf-8") as fh:
+    with atomic_writer(folder / "metrics_table.jsonl") as fh:
         for record in table.to_dict(orient="records"):
             fh.write(json.dumps(_plain(record), default=str) + "\n")
     result.save(folder / "result.jsonl")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import CALL_ERROR_TYPES, CallError, CallTally, JudgeConfigError, Reply, Request, Usage
 from .media import MediaError, image_part
+from .secret import Public
 
 if TYPE_CHECKING:
     from .judge import Judge, get_judge, set_judge
@@ -24,6 +25,7 @@ __all__ = [
     "Judge",
     "JudgeConfigError",
     "MediaError",
+    "Public",
     "Reply",
     "Request",
     "Usage",

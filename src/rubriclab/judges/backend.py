@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .base import ErrorType, Request, Usage
+from .pacing import RateHeaders
 
 __all__ = ["Backend", "Failure", "Outcome", "Session", "Success"]
 
@@ -20,6 +21,8 @@ class Success:
     usage: Usage
     model: str
     finish_reason: str | None = None
+    rate: RateHeaders | None = None
+    """The provider's ``x-ratelimit-*`` headers on this reply, for pacing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,7 @@ class Failure:
     retry_after: float | None = None
     format_rejected: bool = False
     """The endpoint refused ``response_format``: the engine retries once without it."""
+    rate: RateHeaders | None = None
 
 
 Outcome = Success | Failure

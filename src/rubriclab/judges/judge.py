@@ -34,9 +34,11 @@ class Judge:
     ``Judge("ollama:qwen2.5:7b")``, ``Judge("http://127.0.0.1:8000/v1", model="m")``,
     ``Judge("mock")``. ``cache``: None keeps answers in memory for this judge (an interrupted
     cell resumes on re-run), True uses the default cache file, a path uses that file, False
-    turns caching off. ``batch=True`` sends ``map``/``amap`` runs (so ``evaluate``) through the
-    provider's batch API (``/v1/files`` + ``/v1/batches``: half price, no rate limits, answers
-    within the completion window); job ids go to the cache, so a restarted run re-attaches.
+    turns caching off. ``headers``: extra request headers; every value is kept as a secret
+    (sent, never shown, scrubbed from anything kept) unless wrapped in ``Public("...")``.
+    ``batch=True`` sends ``map``/``amap`` runs (so ``evaluate``) through the provider's batch
+    API (``/v1/files`` + ``/v1/batches``: half price, no rate limits, answers within the
+    completion window); job ids go to the cache, so a restarted run re-attaches.
     """
 
     def __init__(
@@ -71,7 +73,7 @@ class Judge:
             "max_concurrency": max_concurrency,
             "timeout": timeout,
             "max_retries": max_retries,
-            "headers": protect_headers(headers),  # credential values held as Secret
+            "headers": protect_headers(headers),  # values held as Secret unless Public
             "prices": prices,
             "params": dict(params or {}),
             "transport": transport,
@@ -189,6 +191,8 @@ class Judge:
             raise JudgeConfigError(f"cannot change {', '.join(unknown)}; settable: {settable}")
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise JudgeConfigError(f"model must be a non-empty string, got {model!r}")
+        if "headers" in changes:
+            changes["headers"] = protect_headers(changes["headers"])
         config = {**self._config, **changes}
         _check_config(config)
         endpoint = self._endpoint if model is None else replace(self._endpoint, model=model)

@@ -8,7 +8,9 @@ what to do with it. Text from the endpoint is scrubbed of the API key before it 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
+import errno
 import json
 import os
 import sys
@@ -20,6 +22,8 @@ import httpx
 
 from .backend import Failure, Outcome, Success
 from .base import ErrorType, Request, Usage
+from .clean import clean_text
+from .pacing import parse_rate_headers
 from .secret import Secret
 from .specs import Endpoint
 
@@ -195,8 +199,13 @@ class _HTTPSession:
             )
         elif kind == "bad_url":
             return Failure("connect", f"bad base URL {base!r}: {_line(exc)}")
+        elif kind == "reset":
+            message = f"the server at {base} reset the connection before answering (ECONNRESET)"
+        elif kind == "closed":
+            message = f"the server at {base} closed the connection without a complete answer"
         else:
-            message = f"{type(exc).__name__}: {_line(exc)}"
+            inner = _innermost(exc)
+            message = f"{type(inner).__name__}: {_line(inner)}"
         return Failure(
             "timeout" if kind == "timeout" else "connect" if kind == "connect" else "transport",
             self.backend.scrub(message),
@@ -215,13 +224,18 @@ class _HTTPSession:
         )
 
     def _classify(self, response: httpx.Response, request: Request, format_level: int) -> Outcome:
+        outcome = self._outcome(response, request, format_level)
+        rate = parse_rate_headers(response.headers)
+        return outcome if rate is None else dataclasses.replace(outcome, rate=rate)
+
+    def _outcome(self, response: httpx.Response, request: Request, format_level: int) -> Outcome:
         status = response.status_code
         raw = response.content
         if status == 200:
             return self._parse_ok(raw)
         scrub = self.backend.scrub
         text = scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
-        detail = scrub(_error_message(raw)) or response.reason_phrase or "no detail"
+        detail = scrub(clean_text(_error_message(raw))) or response.reason_phrase or "no detail"
         retry_after = parse_retry_after(response.headers)
         if status == 429:
             return Failure(
@@ -311,7 +325,8 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
         refusal = message.get("refusal") if isinstance(message, dict) else None
         raw_text = backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
         if isinstance(refusal, str) and refusal:
-            return Failure("refusal", f"the model refused: {refusal[:200]}", 200, raw_text)
+            said = backend.scrub(clean_text(refusal[:200]))
+            return Failure("refusal", f"the model refused: {said}", 200, raw_text)
         return Failure("empty_response", "the answer had no message content", 200, raw_text, True)
     usage = data.get("usage")
     if isinstance(usage, dict):
@@ -322,11 +337,14 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
     else:
         counted = Usage()
     model = data.get("model")
+    finish = choice.get("finish_reason")
     return Success(
-        content,
+        # the transport boundary: a lone surrogate (valid JSON, invalid UTF-8) becomes
+        # U+FFFD here, so caches, files and reports downstream never meet one
+        backend.scrub(clean_text(content)),
         counted,
-        model if isinstance(model, str) and model else backend.model,
-        choice.get("finish_reason"),
+        clean_text(model) if isinstance(model, str) and model else backend.model,
+        clean_text(finish) if isinstance(finish, str) else None,
     )
 
 
@@ -335,16 +353,50 @@ _TRANSPORT_CAUSES = ("ServerDisconnectedError", "ClientOSError", "ClientPayloadE
 _TIMEOUT_CAUSES = ("ServerTimeoutError", "SocketTimeoutError", "ConnectionTimeoutError")
 
 
+_CLOSED_WORDS = (
+    "server disconnected",
+    "connection closed",
+    "peer closed connection",
+    "incomplete",
+    "not enough data",
+    "response payload is not completed",
+)
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(out) < 10:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
 def _exception_kind(exc: BaseException) -> str:
-    """'timeout', 'connect', 'bad_url' or 'transport'. The aiohttp transport maps some
-    errors loosely (connection refused arrives as ConnectTimeout), so its cause decides."""
+    """'timeout', 'connect', 'bad_url', 'reset', 'closed' or 'transport', by what happened.
+
+    The exception's class is not enough: the aiohttp transport wraps a reset connection
+    as ConnectTimeout ("[Errno 104]"), so the causes and errno decide first."""
+    for link in _chain(exc):
+        if isinstance(link, ConnectionResetError) or (
+            isinstance(link, OSError) and link.errno == errno.ECONNRESET
+        ):
+            return "reset"
+        if "reset by peer" in str(link).lower() or "[errno 104]" in str(link).lower():
+            return "reset"
     cause = exc.__cause__
     while cause is not None:
         name = type(cause).__name__
         if name in _CONNECT_CAUSES:
             return "connect"
         if name in _TRANSPORT_CAUSES:
-            return "transport"
+            return "closed" if _closed(exc) else "transport"
         if name in _TIMEOUT_CAUSES:
             return "timeout"
         cause = cause.__cause__
@@ -354,7 +406,11 @@ def _exception_kind(exc: BaseException) -> str:
         return "timeout"
     if isinstance(exc, httpx.ConnectError):
         return "connect"
-    return "transport"
+    return "closed" if _closed(exc) else "transport"
+
+
+def _closed(exc: BaseException) -> bool:
+    return any(w in str(link).lower() for link in _chain(exc) for w in _CLOSED_WORDS)
 
 
 def _count(value: object) -> int:

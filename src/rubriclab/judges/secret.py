@@ -1,18 +1,26 @@
 """An API key that cannot leak by accident: masked in repr/str/format, never pickled.
 
 The key is only revealed where the Authorization header is built. Text that came back from
-an endpoint passes through ``scrub`` before it is stored, because some providers echo the key
-in their 401 messages.
+an endpoint passes through ``scrub`` before it is stored, because some providers (and many
+gateways) echo the key, or every request header, in their error messages.
+
+Every header value a user passes is treated the same way: a credential, unless it is marked
+``Public("...")``. Header names say nothing reliable (``Ocp-Apim-Subscription-Key``,
+``X-Portkey-Api-Key``, ``X-My-Token``...), so the safe default is the only default.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SENSITIVE_HEADERS", "Secret", "protect_headers"]
+__all__ = ["SENSITIVE_HEADERS", "Public", "Secret", "protect_headers"]
 
 #: Header names whose values are credentials (Azure's api-key, Gemini's x-goog-api-key...).
 SENSITIVE_HEADERS = frozenset(
@@ -20,18 +28,35 @@ SENSITIVE_HEADERS = frozenset(
 )
 
 _MASK = "***"
+_MIN_SCRUB = 4  # shorter values are no credential, and scrubbing them would mangle text
+
+
+class Public(str):
+    """A header value that is not a credential and may be shown (``Public("my-app")``).
+
+    ``Judge(..., headers={"X-Title": Public("grading run 7"), "X-Key": key})``: the title
+    is sent and may appear in errors; the key is held as a ``Secret``.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Public({str.__repr__(self)})"
 
 
 class Secret:
     """Holds an API key; pickles as a pointer to its environment variable, never as the value."""
 
-    __slots__ = ("_env", "_value")
+    __slots__ = ("_env", "_forms", "_value")
     _env: str | None
     _value: str | None
+    _forms: tuple[str, ...]
 
     def __init__(self, value: str | None, env: str | None = None) -> None:
         object.__setattr__(self, "_value", value or None)
         object.__setattr__(self, "_env", env)
+        forms = _forms(value) if value and len(value) >= _MIN_SCRUB else []
+        object.__setattr__(self, "_forms", tuple(forms))  # worked out once, used per reply
 
     @classmethod
     def from_env(cls, env: str) -> Secret:
@@ -76,23 +101,58 @@ class Secret:
         return (Secret, (None, None))
 
     def scrub(self, text: str) -> str:
-        """Remove the key (and provider-style partial echoes of it) from ``text``."""
+        """Remove the key from ``text``: as is, in the forms an echo may take it (JSON-escaped,
+        URL-encoded, base64, a "Bearer"/"Basic" credential's token and a Basic credential's
+        decoded "user:key"), and provider-style partial echoes of it."""
         key = self._value
-        if not key or not text:
+        if not key or not text or len(key) < _MIN_SCRUB:
             return text
-        text = text.replace(key, _MASK)
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, _MASK)
         if len(key) >= 12:
             # e.g. "Incorrect API key provided: sk-abc123********xyz9"
             text = re.sub(re.escape(key[:8]) + r"[\w*.\-]*", _MASK, text)
         return text
 
 
-def protect_headers(headers: Mapping[str, str] | None) -> dict[str, str | Secret]:
-    """Extra headers with credential values wrapped in ``Secret`` (names are lower-cased)."""
+def _forms(value: str) -> list[str]:
+    """``value`` and the encodings of it an echoed header or URL may show, longest first."""
+    forms = {value}
+    scheme, _, token = value.partition(" ")
+    if token and scheme.lower() in ("bearer", "basic", "token", "apikey"):
+        forms.add(token.strip())
+        if scheme.lower() == "basic":
+            try:
+                decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                decoded = ""
+            if decoded:
+                forms.add(decoded)
+                password = decoded.partition(":")[2]
+                if len(password) >= _MIN_SCRUB:
+                    forms.add(password)
+    for form in list(forms):
+        forms.add(json.dumps(form)[1:-1])  # as it sits inside a JSON string
+        forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
+        forms.add(urllib.parse.quote(form, safe=""))
+        forms.add(urllib.parse.quote_plus(form))
+        forms.add(base64.b64encode(form.encode()).decode())
+    return sorted((f for f in forms if len(f) >= _MIN_SCRUB), key=len, reverse=True)
+
+
+def protect_headers(headers: Mapping[str, str | Secret] | None) -> dict[str, str | Secret]:
+    """Extra headers, every value held as a ``Secret`` unless marked ``Public`` (names are
+    lower-cased). A credential header (``SENSITIVE_HEADERS``) cannot be marked public."""
     out: dict[str, str | Secret] = {}
     for name, value in (headers or {}).items():
-        if not isinstance(name, str) or not isinstance(value, str):
+        if not isinstance(name, str) or not isinstance(value, (str, Secret)):
             raise TypeError(f"headers must map str to str; got {name!r}: {type(value).__name__}")
         key = name.lower()
-        out[key] = Secret(value) if key in SENSITIVE_HEADERS else value
+        if isinstance(value, Secret):
+            out[key] = value
+        elif isinstance(value, Public) and key not in SENSITIVE_HEADERS:
+            out[key] = str(value)
+        else:
+            out[key] = Secret(str(value))
     return out

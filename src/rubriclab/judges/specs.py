@@ -6,12 +6,58 @@ Every way a spec can be wrong ends in one ``JudgeConfigError`` line that says wh
 from __future__ import annotations
 
 import os
+import urllib.parse
 from dataclasses import dataclass
 
 from .base import JudgeConfigError
 from .secret import Secret
 
-__all__ = ["PROVIDERS", "Endpoint", "parse_spec"]
+__all__ = ["PROVIDERS", "Endpoint", "check_url", "parse_spec"]
+
+#: Query parameters that carry credentials; a URL holding one is refused.
+CREDENTIAL_PARAMS = frozenset(
+    {
+        "key",
+        "api-key",
+        "api_key",
+        "apikey",
+        "token",
+        "access_token",
+        "access-token",
+        "auth",
+        "auth_token",
+        "password",
+        "secret",
+        "sig",
+        "signature",
+        "code",
+        "subscription-key",
+        "subscription_key",
+    }
+)
+
+
+def check_url(url: str, where: str = "the judge URL") -> None:
+    """Refuse a base URL that carries a credential: URLs are shown in logs, results and
+    reports, so a key in one leaks; it also breaks every call. Say where the key goes."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:
+        raise JudgeConfigError(f"{where} is not a valid URL: {exc}") from None
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise JudgeConfigError(
+            f"{where} carries credentials (user:key@host); remove them and pass the key as "
+            "api_key=... (sent as 'Authorization: Bearer ...') or as a header, e.g. "
+            "headers={'api-key': key}"
+        )
+    for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if name.lower().replace(" ", "") in CREDENTIAL_PARAMS or name.lower().endswith(
+            ("key", "token", "secret", "password")
+        ):
+            raise JudgeConfigError(
+                f"{where} carries a credential in its query (?{name}=...); remove it and pass "
+                f"the key as api_key=... or as a header, e.g. headers={{'{name}': key}}"
+            )
 
 
 @dataclass(frozen=True)
@@ -63,6 +109,7 @@ def parse_spec(spec: str, model: str | None = None, api_key: str | None = None) 
         return Endpoint("mock", name, None, Secret(None), local=True)
 
     if spec.startswith(("http://", "https://")):
+        check_url(spec)
         if not model:
             raise JudgeConfigError(
                 f"Judge({spec!r}) needs model='...': the endpoint does not say which model to use"
@@ -77,6 +124,7 @@ def parse_spec(spec: str, model: str | None = None, api_key: str | None = None) 
         raise JudgeConfigError(f"judge spec {spec!r} names no model: write '{provider}:MODEL'")
     info = PROVIDERS[provider]
     base: str = (os.environ.get(info.base_env) if info.base_env else None) or info.base_url
+    check_url(base, f"${info.base_env}" if base != info.base_url else "the base URL")
     if info.key_env is None:
         key = explicit or Secret(None)
     else:

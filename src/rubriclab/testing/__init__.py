@@ -12,10 +12,12 @@ from .server import (
     FAULT_KINDS,
     FakeJudgeServer,
     Faults,
+    RateLimit,
     RequestRecord,
     Responder,
     ServerReply,
     default_responder,
+    format_duration,
     main,
 )
 
@@ -25,9 +27,11 @@ __all__ = [
     "FakeJudgeServer",
     "Faults",
     "ManualClock",
+    "RateLimit",
     "RequestRecord",
     "Responder",
     "ServerReply",
     "default_responder",
+    "format_duration",
     "main",
 ]

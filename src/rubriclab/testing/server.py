@@ -6,8 +6,11 @@ It is a small asyncio HTTP/1.1 server (keep-alive, Content-Length bodies): enoug
 and aiohttp clients, cheap enough to keep up with thousands of calls a second, and stdlib only.
 
 Answers come from ``responder(body)``; by default the mock judge's schema-driven answers.
-Faults are drawn per request with a seeded RNG: 429 with Retry-After, 500, 503, a hang past
-the client's timeout, a malformed JSON body, a truncated body, empty choices.
+Faults are drawn per request with a seeded RNG: 429 with Retry-After, 500, 503, 401, a hang
+past the client's timeout, a malformed JSON body, a truncated body, empty choices, a connection
+reset (TCP RST), and a reply whose text holds a lone surrogate. ``echo_headers`` makes error
+replies quote the request's headers back (as some gateways do), and ``RateLimit`` is a true
+token-bucket limiter that sends OpenAI's ``x-ratelimit-*`` headers on every reply.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import contextlib
 import json
 import random
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
@@ -31,13 +36,26 @@ __all__ = [
     "FAULT_KINDS",
     "FakeJudgeServer",
     "Faults",
+    "RateLimit",
     "RequestRecord",
     "Responder",
     "ServerReply",
+    "format_duration",
     "main",
 ]
 
-FAULT_KINDS = ("429", "500", "503", "hang", "malformed", "truncated", "empty")
+FAULT_KINDS = (
+    "429",
+    "500",
+    "503",
+    "401",
+    "hang",
+    "malformed",
+    "truncated",
+    "empty",
+    "reset",
+    "surrogate",
+)
 _MAX_HEAD = 64 * 1024
 _REASONS = {
     200: "OK",
@@ -74,8 +92,17 @@ class Faults:
     rate_malformed: float = 0.0
     rate_truncated: float = 0.0
     rate_empty: float = 0.0
+    rate_401: float = 0.0
+    rate_reset: float = 0.0
+    """The connection is reset (TCP RST) after the request arrived, before any answer."""
+    rate_surrogate: float = 0.0
+    """A well-formed answer whose text holds a lone surrogate (``\\ud800`` in the JSON)."""
     retry_after: float | str | None = 1
     """Retry-After sent with 429 and 503 (seconds, an HTTP date string, or None for none)."""
+    retry_after_ms: float | None = None
+    """Also send ``retry-after-ms`` (OpenAI's finer hint, which wins over Retry-After)."""
+    echo_headers: bool = False
+    """Error replies quote the request's headers back, credentials included."""
     hang_seconds: float = 300.0
     seed: int = 0
 
@@ -95,6 +122,9 @@ class Faults:
             ("malformed", self.rate_malformed),
             ("truncated", self.rate_truncated),
             ("empty", self.rate_empty),
+            ("401", self.rate_401),
+            ("reset", self.rate_reset),
+            ("surrogate", self.rate_surrogate),
         ]
 
     def pick(self, rng: random.Random) -> str | None:
@@ -105,6 +135,107 @@ class Faults:
             if roll < edge:
                 return kind
         return None
+
+
+def format_duration(seconds: float) -> str:
+    """OpenAI's ``x-ratelimit-reset-*`` form: "20ms", "1s", "1.5s", "6m0s", "1h2m3s"."""
+    if seconds < 1.0:
+        return f"{max(0, round(seconds * 1000))}ms"
+    hours, rest = divmod(seconds, 3600.0)
+    minutes, secs = divmod(rest, 60.0)
+    text = f"{secs:.3f}".rstrip("0").rstrip(".") + "s"
+    if hours >= 1:
+        return f"{int(hours)}h{int(minutes)}m{text}"
+    if minutes >= 1:
+        return f"{int(minutes)}m{text}"
+    return text
+
+
+class _Bucket:
+    """A token bucket: ``capacity`` tokens, refilled continuously at ``rate`` per second."""
+
+    def __init__(self, capacity: float, rate: float) -> None:
+        self.capacity = capacity
+        self.rate = rate
+        self.level = capacity
+        self.stamp = time.monotonic()
+
+    def refill(self, now: float) -> None:
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait_for(self, cost: float) -> float:
+        """Seconds until ``cost`` tokens are there (0 when they are there now)."""
+        return max(0.0, (cost - self.level) / self.rate)
+
+    def reset_in(self) -> float:
+        """Seconds until the bucket is full again (what OpenAI's reset headers say)."""
+        return (self.capacity - self.level) / self.rate
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A provider-style limit: requests (and optionally tokens) per second, as token buckets.
+
+    Every reply carries ``x-ratelimit-limit/remaining/reset-requests`` (and ``-tokens``);
+    a request over the limit gets 429 with ``retry-after-ms`` and ``retry-after`` saying
+    when it would have been let through. A request's token cost is its prompt's word count
+    plus 4 per message (the mock judge's count) plus ``completion_tokens``.
+    """
+
+    requests_per_second: float
+    burst: float | None = None
+    """Bucket size in requests (default: one second's worth)."""
+    tokens_per_second: float | None = None
+    token_burst: float | None = None
+    completion_tokens: int = 0
+    headers: bool = True
+    """False: a limiter that sends only Retry-After on 429 (no rate headers)."""
+
+    def __post_init__(self) -> None:
+        if self.requests_per_second <= 0:
+            raise ValueError("requests_per_second must be > 0")
+        if self.tokens_per_second is not None and self.tokens_per_second <= 0:
+            raise ValueError("tokens_per_second must be > 0")
+
+
+class _Limiter:
+    def __init__(self, limit: RateLimit) -> None:
+        self.limit = limit
+        rps = limit.requests_per_second
+        self.requests = _Bucket(limit.burst or rps, rps)
+        tps = limit.tokens_per_second
+        self.tokens = _Bucket(limit.token_burst or tps, tps) if tps else None
+
+    def admit(self, body: dict[str, Any]) -> tuple[bool, dict[str, str]]:
+        """Take one request (and its tokens) if both buckets allow; the headers to send."""
+        now = time.monotonic()
+        cost = float(_prompt_tokens(body) + self.limit.completion_tokens)
+        buckets = [(self.requests, 1.0, "requests")]
+        if self.tokens is not None:
+            buckets.append((self.tokens, cost, "tokens"))
+        wait = 0.0
+        for bucket, need, _ in buckets:
+            bucket.refill(now)
+            wait = max(wait, bucket.wait_for(need))
+        if wait <= 0:
+            for bucket, need, _ in buckets:
+                bucket.level -= need
+        headers: dict[str, str] = {}
+        if self.limit.headers:
+            for bucket, _, name in buckets:
+                headers[f"x-ratelimit-limit-{name}"] = f"{bucket.capacity:g}"
+                headers[f"x-ratelimit-remaining-{name}"] = str(int(max(0.0, bucket.level)))
+                headers[f"x-ratelimit-reset-{name}"] = format_duration(bucket.reset_in())
+        if wait > 0:
+            headers["retry-after-ms"] = f"{wait * 1000:.0f}"
+            headers["retry-after"] = f"{max(1, round(wait + 0.5))}"
+        return wait <= 0, headers
+
+
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    messages = body.get("messages")
+    return mock_usage(messages if isinstance(messages, list) else [], "").prompt_tokens
 
 
 @dataclass
@@ -155,8 +286,13 @@ def _completion(body: dict[str, Any], text: str, index: int) -> dict[str, Any]:
     }
 
 
-def _error_body(status: int, message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "fake_error", "code": status}}
+def _error_body(status: int, message: str, echo: Mapping[str, str] | None = None) -> dict[str, Any]:
+    if echo is not None:  # as a careless gateway does: the request's headers, credentials too
+        message = f"{message}; request headers: {dict(echo)}"
+    error: dict[str, Any] = {"message": message, "type": "fake_error", "code": status}
+    if echo is not None:
+        error["request_headers"] = dict(echo)
+    return {"error": error}
 
 
 class _Connection(asyncio.Protocol):
@@ -168,6 +304,7 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.task: asyncio.Task[None] | None = None
         self.busy = False
+        self.before_write: Callable[[], None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -211,8 +348,12 @@ class _Connection(asyncio.Protocol):
         del self.buffer[: end + 4 + length]
         keep_alive = headers.get("connection", "").lower() != "close"
         self.busy = True
+        # Recorded here, as the bytes arrive, not in the task: a client that gives up at once
+        # closes the connection, which cancels the task, maybe before it ever ran; the request
+        # still reached the server and must be counted.
+        record = self.server._record(method, target, body, headers)
         self.task = asyncio.get_running_loop().create_task(
-            self.server._handle(self, method, target, body, keep_alive, headers)
+            self.server._handle(self, method, target, body, keep_alive, headers, record)
         )
 
     def send(
@@ -223,6 +364,8 @@ class _Connection(asyncio.Protocol):
         keep_alive: bool,
         truncate: bool = False,
     ) -> None:
+        if self.before_write is not None:
+            self.before_write()
         transport = self.transport
         if transport is None or transport.is_closing():
             return
@@ -248,6 +391,19 @@ class _Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    def reset(self) -> None:
+        """Drop the connection with a TCP RST (ECONNRESET at the client), not a clean FIN."""
+        if self.before_write is not None:
+            self.before_write()
+        transport = self.transport
+        if transport is None:
+            return
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+
 
 class FakeJudgeServer:
     """``with FakeJudgeServer(responder, latency=0.05, faults=Faults(rate_429=0.2)) as s:``
@@ -255,7 +411,8 @@ class FakeJudgeServer:
     ``s.url`` is a base URL (ending in /v1) to give ``Judge``. ``responder``, ``latency`` and
     ``faults`` may be changed while it runs. ``requests`` holds every chat-completions body in
     arrival order, ``log`` the matching ``RequestRecord`` (fault, status, timing),
-    ``peak_in_flight`` the most requests it was answering at once.
+    ``peak_in_flight`` the most requests it was answering at once. ``rate_limit`` puts a
+    token-bucket limiter in front of the answers.
     """
 
     def __init__(
@@ -265,10 +422,13 @@ class FakeJudgeServer:
         faults: Faults | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency = latency
         self.faults = faults
+        self._limiter: _Limiter | None = None
+        self.rate_limit = rate_limit
         self.host = host
         self.port = port
         self.requests: list[dict[str, Any]] = []
@@ -281,6 +441,15 @@ class FakeJudgeServer:
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
         self._count_lock = threading.Lock()
+
+    @property
+    def rate_limit(self) -> RateLimit | None:
+        """The token-bucket limit in force (None: unlimited); setting it starts full buckets."""
+        return self._limiter.limit if self._limiter is not None else None
+
+    @rate_limit.setter
+    def rate_limit(self, value: RateLimit | None) -> None:
+        self._limiter = _Limiter(value) if value is not None else None
 
     # -- what tests read -------------------------------------------------------------------
     @property
@@ -377,18 +546,30 @@ class FakeJudgeServer:
         raw: bytes,
         keep_alive: bool,
         headers: dict[str, str],
+        record: RequestRecord | None,
     ) -> None:
         path = target.split("?", 1)[0].rstrip("/")
         if method == "POST" and path.endswith("/chat/completions"):
-            await self._chat(conn, raw, keep_alive, headers)
+            await self._chat(conn, keep_alive, record)
         elif method == "GET" and path.endswith("/models"):
             listing = {"object": "list", "data": [{"id": "fake-judge", "object": "model"}]}
             conn.send(200, {}, json.dumps(listing).encode(), keep_alive)
         elif method == "GET" and path == "/_stats":
+            statuses: dict[str, int] = {}
+            faults: dict[str, int] = {}
+            for rec in list(self.log):
+                statuses[str(rec.status)] = statuses.get(str(rec.status), 0) + 1
+                if rec.fault is not None:
+                    faults[rec.fault] = faults.get(rec.fault, 0) + 1
+            answered = [r.received for r in list(self.log) if r.status == 200]
             stats = {
                 "calls": self.calls,
+                "answered_from": min(answered, default=None),
+                "answered_until": max(answered, default=None),
                 "peak_in_flight": self.peak_in_flight,
                 "in_flight": self.in_flight,
+                "statuses": statuses,
+                "faults": faults,
             }
             conn.send(200, {}, json.dumps(stats).encode(), keep_alive)
         elif method == "POST" and path == "/_reset":
@@ -398,42 +579,82 @@ class FakeJudgeServer:
             body = _error_body(404, f"no route {method} {path}")
             conn.send(404, {}, json.dumps(body).encode(), keep_alive)
 
-    async def _chat(
-        self, conn: _Connection, raw: bytes, keep_alive: bool, headers: dict[str, str]
-    ) -> None:
+    def _record(
+        self, method: str, target: str, raw: bytes, headers: dict[str, str]
+    ) -> RequestRecord | None:
+        """Log a chat-completions request the moment it arrives (None for other routes)."""
+        path = target.split("?", 1)[0].rstrip("/")
+        if method != "POST" or not path.endswith("/chat/completions"):
+            return None
         try:
             body = json.loads(raw)
-            if not isinstance(body, dict):
-                raise ValueError("body is not a JSON object")
         except ValueError as exc:
-            error = _error_body(400, f"request body is not JSON: {exc}")
-            conn.send(400, {}, json.dumps(error).encode(), keep_alive)
-            return
+            body = {"_invalid": f"request body is not JSON: {exc}"}
+        if not isinstance(body, dict):
+            body = {"_invalid": "request body is not a JSON object"}
         with self._count_lock:
             record = RequestRecord(len(self.log), body, time.perf_counter(), headers)
             self.log.append(record)
             self.requests.append(body)
+        return record
+
+    async def _chat(
+        self, conn: _Connection, keep_alive: bool, record: RequestRecord | None
+    ) -> None:
+        assert record is not None
+        invalid = record.body.get("_invalid")
+        if isinstance(invalid, str):
+            record.status = 400
+            conn.send(400, {}, json.dumps(_error_body(400, invalid)).encode(), keep_alive)
+            return
         self.in_flight += 1
         if self.in_flight > self.peak_in_flight:
             self.peak_in_flight = self.in_flight
-        try:
-            await self._answer(conn, body, record, keep_alive)
-        finally:
+
+        def finish() -> None:
+            # before the reply is written: a client that has its answer must see this
+            # request done (in_flight, finished), not race the rest of this task
+            conn.before_write = None
             self.in_flight -= 1
             record.finished = time.perf_counter()
+
+        conn.before_write = finish
+        try:
+            await self._answer(conn, record.body, record, keep_alive)
+        finally:
+            if conn.before_write is finish:
+                finish()
 
     async def _answer(
         self, conn: _Connection, body: dict[str, Any], record: RequestRecord, keep_alive: bool
     ) -> None:
         faults = self.faults
+        limiter = self._limiter
+        rate_headers: dict[str, str] = {}
+        if limiter is not None:
+            admitted, rate_headers = limiter.admit(body)
+            if not admitted:  # over the token bucket: refused at once, as real limits are
+                record.fault = "rate_limit"
+                record.status = 429
+                error = _error_body(429, "Rate limit reached for requests")
+                conn.send(429, rate_headers, _json(error), keep_alive)
+                return
         fault = faults.pick(self._rng) if faults is not None else None
         record.fault = fault
+        echo = faults is not None and faults.echo_headers
         if fault == "429":  # rate limits answer at once, as real ones do
             assert faults is not None
             record.status = 429
-            conn.send(
-                429, _retry_after(faults), _json(_error_body(429, "rate limited")), keep_alive
-            )
+            error = _error_body(429, "rate limited", record.headers if echo else None)
+            conn.send(429, {**rate_headers, **_retry_after(faults)}, _json(error), keep_alive)
+            return
+        if fault == "401":
+            record.status = 401
+            error = _error_body(401, "Incorrect API key provided", record.headers if echo else None)
+            conn.send(401, {}, _json(error), keep_alive)
+            return
+        if fault == "reset":
+            conn.reset()
             return
         if fault == "hang":
             assert faults is not None
@@ -447,7 +668,8 @@ class FakeJudgeServer:
             status = int(fault)
             extra = _retry_after(faults) if status == 503 else {}
             record.status = status
-            conn.send(status, extra, _json(_error_body(status, "fake server error")), keep_alive)
+            error = _error_body(status, "fake server error", record.headers if echo else None)
+            conn.send(status, extra, _json(error), keep_alive)
             return
         if fault == "malformed":
             record.status = 200
@@ -475,13 +697,16 @@ class FakeJudgeServer:
             data = payload if isinstance(payload, bytes) else _json(payload)
             conn.send(answer.status, dict(answer.headers), data, keep_alive)
             return
-        full = answer if isinstance(answer, dict) else _completion(body, str(answer), record.index)
+        text = str(answer)
+        if fault == "surrogate" and not isinstance(answer, dict):
+            text = text[: len(text) // 2] + "\ud800" + text[len(text) // 2 :]
+        full = answer if isinstance(answer, dict) else _completion(body, text, record.index)
         if fault == "truncated":
             record.status = 200
-            conn.send(200, {}, _json(full), keep_alive, truncate=True)
+            conn.send(200, rate_headers, _json(full), keep_alive, truncate=True)
             return
         record.status = 200
-        conn.send(200, {}, _json(full), keep_alive)
+        conn.send(200, rate_headers, _json(full), keep_alive)
 
 
 def _json(value: Any) -> bytes:
@@ -490,9 +715,16 @@ def _json(value: Any) -> bytes:
 
 def _retry_after(faults: Faults) -> dict[str, str]:
     if faults.retry_after is None:
-        return {}
+        return (
+            {}
+            if faults.retry_after_ms is None
+            else {"retry-after-ms": f"{faults.retry_after_ms:g}"}
+        )
     value = faults.retry_after
-    return {"retry-after": f"{value:g}" if isinstance(value, (int, float)) else str(value)}
+    headers = {"retry-after": f"{value:g}" if isinstance(value, (int, float)) else str(value)}
+    if faults.retry_after_ms is not None:
+        headers["retry-after-ms"] = f"{faults.retry_after_ms:g}"
+    return headers
 
 
 # -- command line: `python -m rubriclab.testing` / `rubriclab serve-fake-judge` -----------------
@@ -507,10 +739,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
-    for kind in ("429", "500", "503", "hang", "malformed", "truncated", "empty"):
+    for kind in FAULT_KINDS:
         p.add_argument(f"--rate-{kind}", type=float, default=0.0, help=f"share of {kind} faults")
     p.add_argument("--retry-after", default="1", help="Retry-After value for 429/503")
     p.add_argument("--hang-seconds", type=float, default=300.0)
+    p.add_argument("--echo-headers", action="store_true", help="error replies quote headers")
+    p.add_argument("--retry-after-ms", type=float, default=None, help="also send retry-after-ms")
+    p.add_argument("--rate-limit", type=float, default=0.0, help="requests/s token bucket")
+    p.add_argument("--rate-limit-burst", type=float, default=None, help="bucket size")
+    p.add_argument(
+        "--no-rate-headers", action="store_true", help="the limiter sends no x-ratelimit-*"
+    )
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -530,11 +769,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         rate_malformed=args.rate_malformed,
         rate_truncated=args.rate_truncated,
         rate_empty=args.rate_empty,
+        rate_401=args.rate_401,
+        rate_reset=args.rate_reset,
+        rate_surrogate=args.rate_surrogate,
         retry_after=retry_after,
+        retry_after_ms=args.retry_after_ms,
+        echo_headers=args.echo_headers,
         hang_seconds=args.hang_seconds,
         seed=args.seed,
     )
-    server = FakeJudgeServer(latency=args.latency, faults=faults, host=args.host, port=args.port)
+    limit = (
+        RateLimit(args.rate_limit, args.rate_limit_burst, headers=not args.no_rate_headers)
+        if args.rate_limit > 0
+        else None
+    )
+    server = FakeJudgeServer(
+        latency=args.latency, faults=faults, host=args.host, port=args.port, rate_limit=limit
+    )
 
     async def serve() -> None:
         await server.start_async()

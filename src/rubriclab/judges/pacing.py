@@ -1,0 +1,269 @@
+"""Pace calls from the provider's own rate-limit headers, before a 429 has to say so.
+
+OpenAI (and the gateways that copy it) send on every reply how much of each quota is left
+and when it refills: ``x-ratelimit-limit-requests``, ``x-ratelimit-remaining-requests``,
+``x-ratelimit-reset-requests`` (a duration such as "1s", "6m0s" or "20ms"), and the same for
+``-tokens``. Those describe a token bucket; ``Pacer`` keeps a local copy of each bucket,
+takes from it before every send and waits for the refill when it is empty, so a run settles
+at the limit instead of bouncing off it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["Pacer", "RateHeaders", "Ticket", "parse_duration", "parse_rate_headers"]
+
+_KINDS = ("requests", "tokens")
+_SLACK = 0.001  # seconds of waiting not worth a sleep
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in OpenAI's reset form ("1s", "6m0s", "20ms", "1h2m3.5s"), or a bare number."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    total = 0.0
+    pos = 0
+    for match in _PART.finditer(text):
+        if match.start() != pos:
+            return None
+        total += float(match.group(1)) * _UNIT[match.group(2)]
+        pos = match.end()
+    return total if pos == len(text) and pos > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """One bucket as a reply described it."""
+
+    remaining: float
+    reset: float | None
+    limit: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RateHeaders:
+    """The rate-limit headers of one reply (``requests`` and/or ``tokens``)."""
+
+    quotas: tuple[tuple[str, Quota], ...]
+
+    def exhausted(self) -> bool:
+        """Some quota is at zero: a 429 now is about our own use, not noise."""
+        return any(q.remaining < 1 for _, q in self.quotas)
+
+
+def parse_rate_headers(headers: Mapping[str, str]) -> RateHeaders | None:
+    """The ``x-ratelimit-*`` headers of a reply, or None when it sent none."""
+    quotas: list[tuple[str, Quota]] = []
+    for kind in _KINDS:
+        remaining = _number(headers.get(f"x-ratelimit-remaining-{kind}"))
+        if remaining is None:
+            continue
+        reset_text = headers.get(f"x-ratelimit-reset-{kind}")
+        reset = parse_duration(reset_text) if reset_text else None
+        limit = _number(headers.get(f"x-ratelimit-limit-{kind}"))
+        quotas.append((kind, Quota(remaining, reset, limit)))
+    return RateHeaders(tuple(quotas)) if quotas else None
+
+
+def _number(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """One send: its order, the running totals just after it, and what it cost."""
+
+    seq: int
+    sent: dict[str, float]
+    costs: dict[str, float]
+    at: float
+
+
+class _Bucket:
+    """Our copy of one provider bucket: level now, refill rate, and what we sent since."""
+
+    def __init__(self) -> None:
+        self.level: float | None = None  # None until a reply tells us
+        self.capacity: float | None = None
+        self.rate: float | None = None
+        self.stamp = 0.0
+        self.sent = 0.0  # cost sent so far (a running total)
+        self.seen_seq = -1
+
+    def observe(
+        self,
+        quota: Quota,
+        seq: int,
+        sent_before: float,
+        sent_at: float,
+        now: float,
+        staleness: float = 0.0,
+    ) -> None:
+        """Reconcile our copy with a reply's view of the bucket.
+
+        Providers send whole numbers: the true level is in [remaining, remaining + 1), and
+        the refill rate in the matching interval. Our own estimate is kept when it lies in
+        the interval and moved to its nearest edge when not, so the rounding of each reply
+        does not cost a fraction of a request every time.
+        """
+        if seq <= self.seen_seq:
+            return  # an older request's view of the bucket; a newer one already spoke
+        self.seen_seq = seq
+        self.refill(now)
+        if quota.limit is not None:
+            self.capacity = quota.limit
+        reset = quota.reset
+        if reset is not None and reset > 0:
+            top = self.capacity if self.capacity is not None else quota.remaining + 1.0
+            high = (top - quota.remaining) / reset
+            low = max(0.0, top - quota.remaining - 1.0) / reset
+            if high > 0:
+                if self.rate is None:
+                    self.rate = (low + high) / 2 if low > 0 else high
+                else:
+                    self.rate = min(max(self.rate, low), high)
+        # The server counted this request (and those before it) about when we sent it: a
+        # model answers long after it is counted. The ones we sent after it were not in its
+        # count, and the bucket has been refilling since.
+        after = self.sent - sent_before
+        elapsed = max(0.0, now - sent_at) * (1.0 - staleness)
+        low_level = quota.remaining - after + (self.rate or 0.0) * elapsed
+        high_level = low_level + 1.0
+        if self.capacity is not None:
+            low_level = min(low_level, self.capacity - 1.0)
+            high_level = min(high_level, self.capacity)
+        if self.level is None or not low_level <= self.level < high_level:
+            self.level = (
+                low_level if self.level is None or self.level < low_level else (high_level - 1e-6)
+            )
+        self.stamp = now
+
+    def refill(self, now: float) -> None:
+        if self.level is None:
+            return
+        if self.rate is not None:
+            self.level += self.rate * (now - self.stamp)
+            if self.capacity is not None:
+                self.level = min(self.level, self.capacity)
+        self.stamp = now
+
+    def wait_for(self, cost: float) -> float:
+        """Seconds until ``cost`` is there; 0 when it is (or when we know nothing yet)."""
+        if self.level is None or self.level >= cost:
+            return 0.0
+        if self.rate is None or self.rate <= 0:
+            return 0.0  # no refill rate known: the 429 path handles it
+        return (cost - self.level) / self.rate
+
+
+class Pacer:
+    """Waits before a send until the provider's buckets (as last described) hold its cost.
+
+    One per judge, kept across runs: a second ``judge.map`` starts from what the first
+    learned. Cheap when a provider sends no rate headers: nothing is known, nothing waits.
+    """
+
+    def __init__(self) -> None:
+        self._buckets = {kind: _Bucket() for kind in _KINDS}
+        # one judge may run in several event loops (each asyncio.run, Jupyter's worker
+        # thread); what it learned of the provider's buckets is shared, the queue is per loop
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._seq = 0
+        self._token_cost = 0.0
+        self.staleness = 0.0
+        """Where between send (0) and reply (1) the provider counts a request, as learned."""
+        self.waited = 0.0
+
+    def token_cost(self, estimate: float) -> float:
+        """What a request will take from the token bucket: the mean of what replies used."""
+        return self._token_cost or estimate
+
+    def used(self, tokens: int) -> None:
+        if tokens > 0:
+            mean = self._token_cost
+            self._token_cost = tokens if mean == 0 else 0.9 * mean + 0.1 * tokens
+
+    async def before_send(self, tokens: float, max_wait: float = 60.0) -> Ticket:
+        """Wait for room, take this request's cost; returns its ticket for ``observe``.
+
+        Waits at most ``max_wait`` seconds per send (a daily quota says "6h"): past that the
+        request goes, and a 429 with its Retry-After decides, under the retry policy's caps.
+        """
+        costs = {"requests": 1.0, "tokens": tokens}
+        if all(b.level is None for b in self._buckets.values()):
+            return self._take(costs)
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks.setdefault(loop, asyncio.Lock())
+        waited = 0.0
+        async with lock:  # first come, first served
+            while True:
+                now = time.monotonic()
+                wait = 0.0
+                for kind, bucket in self._buckets.items():
+                    bucket.refill(now)
+                    wait = max(wait, bucket.wait_for(costs[kind]))
+                if wait <= _SLACK or waited >= max_wait:  # (float dust must not loop)
+                    return self._take(costs)
+                wait = min(wait, max_wait - waited)
+                waited += wait
+                self.waited += wait
+                await asyncio.sleep(wait)
+
+    def _take(self, costs: Mapping[str, float]) -> Ticket:
+        self._seq += 1
+        before: dict[str, float] = {}
+        for kind, bucket in self._buckets.items():
+            bucket.sent += costs[kind]
+            before[kind] = bucket.sent
+            if bucket.level is not None:
+                bucket.level -= costs[kind]
+        return Ticket(self._seq, before, dict(costs), time.monotonic())
+
+    def refund(self, ticket: Ticket) -> None:
+        """A refused request took nothing from the provider's buckets: give its cost back.
+
+        A refusal we did not expect also says our dating of the replies was too kind: a
+        provider counts a request between its send and its reply; we start by assuming at
+        the send (right for models that think for seconds) and move toward the reply.
+        """
+        if any(b.level is not None for b in self._buckets.values()):
+            self.staleness = min(1.0, self.staleness + 0.2)
+        for kind, bucket in self._buckets.items():
+            cost = ticket.costs.get(kind, 0.0)
+            bucket.sent -= cost
+            if bucket.level is not None:
+                bucket.level += cost
+
+    def observe(self, headers: RateHeaders | None, ticket: Ticket) -> None:
+        """A reply (to the request holding ``ticket``) described the buckets."""
+        if headers is None:
+            return
+        now = time.monotonic()
+        for kind, quota in headers.quotas:
+            self._buckets[kind].observe(
+                quota, ticket.seq, ticket.sent[kind], ticket.at, now, self.staleness
+            )
+        self.staleness = max(0.0, self.staleness - 0.01)  # about 5% refused at balance
