@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "aevaluate": "evaluate",
     "EvalResult": "result",
     "load_result": "result",
+    "open_result": "result",
     "compare": "compare",
     "Comparison": "compare",
     "Span": "traces",

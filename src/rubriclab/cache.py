@@ -51,6 +51,15 @@ CREATE TABLE IF NOT EXISTS replies (
 """
 
 
+_BATCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS batch_jobs (
+    key TEXT PRIMARY KEY,
+    record TEXT NOT NULL,
+    updated REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+
 class CacheError(RuntimeError):
     """The cache file cannot be used at all (e.g. its folder is not writable)."""
 
@@ -121,6 +130,7 @@ class MemoryCache:
 
     def __init__(self) -> None:
         self._data: dict[str, CacheEntry] = {}
+        self._batches: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, CacheEntry]:
@@ -132,8 +142,22 @@ class MemoryCache:
         with self._lock:
             self._data[key] = entry
 
+    def get_batch(self, key: str) -> dict[str, Any] | None:
+        """The batch job recorded under ``key`` (see ``judges.batch``), if any."""
+        with self._lock:
+            record = self._batches.get(key)
+        return dict(record) if record is not None else None
+
+    def put_batch(self, key: str, record: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._batches[key] = dict(record)
+
     def __len__(self) -> int:
         return len(self._data)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
 
     def describe(self) -> str:
         return "memory cache of this Judge (kept until the Python process ends)"
@@ -192,6 +216,7 @@ class Cache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
+            conn.execute(_BATCH_SCHEMA)
             conn.execute("SELECT key FROM replies LIMIT 1").fetchall()
         except sqlite3.DatabaseError:
             conn.close()
@@ -264,6 +289,34 @@ class Cache:
                 )
         except (sqlite3.Error, ValueError) as exc:  # UnicodeError is a ValueError
             self._fail(exc)
+
+    def get_batch(self, key: str) -> dict[str, Any] | None:
+        """The batch job recorded under ``key``: its id survives a restarted process, so a
+        run re-attaches to the job in flight instead of paying for it again."""
+        if self._broken:
+            return None
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT record FROM batch_jobs WHERE key = ?", (key,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            self._fail(exc)
+            return None
+        if row is None:
+            return None
+        record = json.loads(row[0])
+        return record if isinstance(record, dict) else None
+
+    def put_batch(self, key: str, record: Mapping[str, Any]) -> None:
+        """Record (or update) a batch job; written before the job is polled."""
+        if self._broken:
+            raise CacheError(f"the cache {str(self.path)!r} is off; a batch id cannot be kept")
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO batch_jobs VALUES (?, ?, ?)",
+                (key, json.dumps(dict(record)), time.time()),
+            )
 
     def __len__(self) -> int:
         with self._lock:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: above this many rows ``run`` writes only the streamed results.jsonl and summary.json
+_FULL_OUTPUTS_MAX_ROWS = 100_000
 
 _EPILOG = """\
 examples:
@@ -288,7 +290,14 @@ def _run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output) if args.output else config.output_dir()
     name = config.title or data.stem
     print(f"rubriclab run: {data} with {', '.join(m.name for m in metrics)}", file=sys.stderr)
-    result = evaluate(str(data), metrics, judge=judge, mapping=config.mapping or None)
+    # streamed chunk by chunk into results.jsonl: bounded memory, and a killed run resumes
+    out_dir.mkdir(parents=True, exist_ok=True)
+    streamed = out_dir / "results.jsonl"
+    if not streamed.with_name(streamed.name + ".partial").exists():
+        streamed.unlink(missing_ok=True)  # a fresh run replaces the last one's results
+    result = evaluate(
+        str(data), metrics, judge=judge, mapping=config.mapping or None, output=streamed
+    )
     result.meta.update(config=str(args.config), data=str(data), name=name)
     written = _write_results(result, out_dir, name)
     if args.junit:
@@ -377,6 +386,18 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     from .report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    if result.row_count > _FULL_OUTPUTS_MAX_ROWS:  # keep memory bounded: summary only
+        summary = out_dir / "summary.json"
+        summary.write_text(
+            json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
+        )
+        print(
+            f"{result.row_count} rows: results.jsonl was written chunk by chunk; "
+            "results.parquet and report.html are skipped above "
+            f"{_FULL_OUTPUTS_MAX_ROWS} rows",
+            file=sys.stderr,
+        )
+        return [out_dir / "results.jsonl", summary]
     written = [result.save(out_dir / "results.jsonl")]
     try:
         import pyarrow  # noqa: F401

@@ -8,6 +8,7 @@ its error and raw output, and every judge call goes through the engine's cache.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
 from .runner import run_scope
+from .stream import streams
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -39,13 +41,18 @@ async def aevaluate(
     partition: str | None = None,
     on_rows: Callable[[pd.DataFrame], None] | None = None,
     chunk_rows: int | None = None,
+    output: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
     """Async form of :func:`evaluate`.
 
     ``on_rows`` (the live view's hook) is called with each block of finished rows, every
     metric's columns filled, in row order; rows are then judged ``chunk_rows`` at a time (by
     default a few times the judge's concurrency) and the result is the same as without it.
+    With ``output=`` (or an iterator of DataFrames) the run is streamed instead (``stream``)
+    and ``chunk_rows`` is its chunk size.
     """
+    if output is not None or streams(data):
+        return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
     with run_scope():  # judge.last_run then covers the whole evaluate, re-asks included
         return await _aevaluate(
             data, metrics, judge, model, mapping, partition, on_rows, chunk_rows
@@ -222,6 +229,8 @@ def evaluate(
     mapping: Mapping[str, str] | None = None,
     partition: str | None = None,
     display: bool = False,
+    output: str | os.PathLike[str] | None = None,
+    chunk_rows: int | None = None,
 ) -> EvalResult:
     """Judge every row of ``data`` with every metric and return an :class:`EvalResult`.
 
@@ -230,10 +239,20 @@ def evaluate(
     taking the prompt) first writes the responses. ``judge`` defaults to ``rl.set_judge`` /
     ``RUBRICLAB_JUDGE``. ``display=True`` shows a live table in a notebook that fills as rows
     finish (with progress and error counts); Ctrl-C keeps the finished rows in it.
+
+    With ``output=`` (a ``.parquet`` or ``.jsonl`` path) the run is streamed: ``data`` (also a
+    file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a time (10,000 by
+    default), each finished chunk is saved, memory stays bounded, the same call resumes an
+    interrupted run, and the result reads its table from the file when first asked.
     """
     from .runner import run_sync
 
     if display:
+        if output is not None:
+            raise ValueError(
+                "display=True and output= cannot be combined yet: a streamed run shows its "
+                "progress per chunk; open the result when it is done"
+            )
         if partition is not None or _looks_like_traces(data):
             raise ValueError(
                 "display=True shows rows of a table as they finish; trace evaluation "
@@ -249,7 +268,52 @@ def evaluate(
         )
         return result
     return run_sync(
-        aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, partition=partition)
+        aevaluate(
+            data,
+            metrics,
+            judge=judge,
+            model=model,
+            mapping=mapping,
+            partition=partition,
+            output=output,
+            chunk_rows=chunk_rows,
+        )
+    )
+
+
+async def _streamed(
+    data: Any,
+    metrics: Sequence[Any],
+    judge: Judge | str | None,
+    model: Judge | str | ModelFn | None,
+    mapping: Mapping[str, str] | None,
+    partition: str | None,
+    output: str | os.PathLike[str] | None,
+    chunk_rows: int | None,
+) -> EvalResult:
+    """Chunked runs live in ``stream``; without ``output`` the chunks' results join in memory."""
+    from .stream import DEFAULT_CHUNK_ROWS, astream_evaluate, iter_chunks
+
+    if partition is not None or _looks_like_traces(data):
+        raise ValueError("traces cannot be streamed: drop output= / chunk_rows= for traces")
+    rows = chunk_rows or DEFAULT_CHUNK_ROWS
+    if output is not None:
+        return await astream_evaluate(
+            data, metrics, output=output, chunk_rows=rows, judge=judge, model=model, mapping=mapping
+        )
+    parts = [
+        await aevaluate(chunk, metrics, judge=judge, model=model, mapping=mapping)
+        for chunk in iter_chunks(data, rows)
+    ]
+    if not parts:
+        raise ValueError("the data has no rows to evaluate")
+    first = parts[0]
+    stats = RunStats()
+    for part in parts:
+        stats.merge(part.stats)
+    table = pd.concat([p.table for p in parts])
+    return EvalResult(
+        table, first.metrics, judge=first.judge, is_mock=any(p.is_mock for p in parts), stats=stats
     )
 
 

@@ -10,7 +10,15 @@ from collections.abc import Mapping
 
 from .judges.base import Usage
 
-__all__ = ["PRICES", "Price", "PriceTable", "cost_of", "resolve_prices"]
+__all__ = [
+    "BATCH_DISCOUNT",
+    "PRICES",
+    "Price",
+    "PriceTable",
+    "batch_cost_of",
+    "cost_of",
+    "resolve_prices",
+]
 
 Price = tuple[float, float]
 """(USD per 1M prompt tokens, USD per 1M completion tokens)."""
@@ -94,3 +102,15 @@ def cost_of(usage: Usage, model: str, table: PriceTable, *, local: bool = False)
     if price is None:
         return None
     return (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1_000_000
+
+
+#: Batch APIs (OpenAI's /v1/batches, Gemini's batch mode) bill half the interactive price.
+BATCH_DISCOUNT = 0.5
+
+
+def batch_cost_of(
+    usage: Usage, model: str, table: PriceTable, *, local: bool = False
+) -> float | None:
+    """USD for one call answered through a provider's batch API (half the list price)."""
+    cost = cost_of(usage, model, table, local=local)
+    return None if cost is None else cost * BATCH_DISCOUNT

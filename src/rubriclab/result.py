@@ -8,6 +8,7 @@ editing or filtering the table and re-summarising never disagrees with what is s
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +24,16 @@ from .rubric import Rubric
 from .scale import format_percent
 from .scoring import PASS_RULE, Summary, summarize
 
-__all__ = ["EvalResult", "MetricInfo", "ResultSaveError", "RunStats", "load_result"]
+__all__ = [
+    "EvalResult",
+    "FileResult",
+    "MetricInfo",
+    "ResultSaveError",
+    "RunStats",
+    "load_result",
+    "open_result",
+    "plain",
+]
 
 MetricKind = Literal["pointwise", "pairwise", "template", "computation"]
 
@@ -39,6 +49,10 @@ _NESTED_FIELDS = (
 #: 1: nested values as NUL-tagged JSON strings (still read); 2: real nested JSON in JSONL, and
 #: Parquet's JSON-text columns listed in the header's ``json_columns``
 _FORMAT_VERSION = 2
+#: the format version written (streamed runs write the same files)
+FORMAT_VERSION = _FORMAT_VERSION
+#: a file-backed result with more rows shows its summary, not its table, when displayed
+DISPLAY_LOAD_MAX_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,19 @@ class RunStats:
         self.tokens[metric] = self.tokens.get(metric, 0) + tally.tokens
         prev = self.cost.get(metric, 0.0)
         self.cost[metric] = None if prev is None or tally.cost is None else prev + tally.cost
+
+    def merge(self, other: RunStats) -> None:
+        """Add another run's figures (a streamed run's chunks) to these."""
+        for name, calls in other.calls.items():
+            self.add(
+                name,
+                CallTally(
+                    calls=calls,
+                    cached=other.cached.get(name, 0),
+                    tokens=other.tokens.get(name, 0),
+                    cost=other.cost.get(name, 0.0),
+                ),
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -321,6 +348,10 @@ class EvalResult:
             "columns": [str(c) for c in self.table.columns],
         }
 
+    def flat_table(self) -> tuple[pd.DataFrame, list[str]]:
+        """The table as Parquet stores it, and the columns whose values are JSON text."""
+        return self._flat_table()
+
     def _flat_table(self) -> tuple[pd.DataFrame, list[str]]:
         """The table with nested columns as JSON text (Parquet columns hold one type)."""
         flat = self.table.copy()
@@ -376,6 +407,89 @@ def load_result(path: str | Path) -> EvalResult:
     )
 
 
+class FileResult(EvalResult):
+    """A result that lives in a file (a streamed run's output): the table loads on first access,
+    while the summary, row count and metrics come from the file's header without loading it."""
+
+    def __init__(self, path: Path, header: Mapping[str, Any]) -> None:
+        super().__init__(
+            pd.DataFrame(),
+            [MetricInfo.from_dict(m) for m in header.get("metrics", [])],
+            judge=header.get("judge", ""),
+            is_mock=bool(header.get("is_mock", False)),
+            stats=RunStats.from_dict(header.get("stats", {})),
+            meta=header.get("meta", {}),
+        )
+        self.path = path
+        self._table: pd.DataFrame | None = None
+        self._rows = int(header.get("rows", 0))
+        self._summaries = {
+            str(k): Summary.model_validate(v) for k, v in (header.get("summary") or {}).items()
+        }
+        self.stream_fingerprint: str | None = (header.get("stream") or {}).get("fingerprint")
+
+    @property
+    def table(self) -> pd.DataFrame:
+        if self._table is None:
+            self._table = load_result(self.path).table
+        return self._table
+
+    @table.setter
+    def table(self, value: pd.DataFrame) -> None:
+        self._table = value
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the table has been read into memory."""
+        return self._table is not None
+
+    @property
+    def row_count(self) -> int:
+        return self._rows if self._table is None else len(self._table)
+
+    def metric_summary(self, name: str) -> Summary:
+        if self._table is None and name in self._summaries:
+            self.metric(name)
+            return self._summaries[name]
+        return super().metric_summary(name)
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        if self._table is not None or self._rows <= DISPLAY_LOAD_MAX_ROWS:
+            return super()._repr_mimebundle_(include, exclude)
+        # a streamed run of millions of rows: showing it must not load it
+        text = (
+            f"{self.summary_text(self.path.name)}\n"
+            f"(the {self._rows} rows stay in {str(self.path)!r}; result.table loads them)"
+        )
+        return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
+
+
+def open_result(path: str | Path) -> FileResult:
+    """A result file opened without reading its table (see :class:`FileResult`)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no result file at {path}")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        raw_meta = (pq.read_schema(path).metadata or {}).get(b"rubriclab")
+        if raw_meta is None:
+            raise ValueError(f"{path} is a Parquet file but not a rubriclab result")
+        header = json.loads(raw_meta)
+    else:
+        with path.open(encoding="utf-8") as fh:
+            try:
+                header = json.loads(fh.readline())["__rubriclab__"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ValueError(
+                    f"{path} is not a rubriclab result (its first line has no __rubriclab__ header)"
+                ) from None
+    return FileResult(path, header)
+
+
 # -- helpers -----------------------------------------------------------------------------------------
 
 
@@ -419,7 +533,10 @@ def _is_container(value: Any) -> bool:
 def _to_json_text(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return json.dumps(_plain(value))
+    try:  # plain JSON already (the usual case): the C encoder, no walk through the value
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):  # numpy scalars, rubrics, NaN inside: made plain first
+        return json.dumps(_plain(value))
 
 
 def _from_json_text(value: Any) -> Any:
@@ -437,6 +554,11 @@ def _decode_tagged(frame: pd.DataFrame) -> None:
     for col in frame.columns:
         if frame[col].map(lambda v: isinstance(v, str) and v.startswith(_V1_JSON_TAG)).any():
             frame[col] = frame[col].map(decode)
+
+
+def plain(value: Any) -> Any:
+    """JSON-safe Python values (numpy scalars, NaN -> None, pydantic models -> dicts)."""
+    return _plain(value)
 
 
 class ResultSaveError(ValueError):

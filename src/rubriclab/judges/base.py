@@ -42,6 +42,9 @@ CALL_ERROR_TYPES = (
     "not_found",  # HTTP 404: wrong base URL or unknown model
     "http_error",  # any other HTTP status
     "internal",  # a bug or unexpected exception on our side, recorded rather than raised
+    "batch_expired",  # a batch job's window ended before this request ran
+    "batch_cancelled",  # the batch job was cancelled before this request ran
+    "batch_failed",  # the batch job failed as a whole (e.g. its input file was rejected)
 )
 
 ErrorType = Literal[
@@ -58,6 +61,9 @@ ErrorType = Literal[
     "not_found",
     "http_error",
     "internal",
+    "batch_expired",
+    "batch_cancelled",
+    "batch_failed",
 ]
 
 

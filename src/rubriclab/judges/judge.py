@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cache import CacheArg, ResponseCache, open_cache
 from ..pricing import PricesArg, resolve_prices
@@ -20,6 +20,9 @@ from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerc
 from .mock import MockBackend
 from .secret import protect_headers
 from .specs import Endpoint, parse_spec
+
+if TYPE_CHECKING:
+    from .batch import BatchRunner
 
 __all__ = ["Judge", "get_judge", "set_judge"]
 
@@ -33,6 +36,9 @@ class Judge:
     cell resumes on re-run), True uses the default cache file, a path uses that file, False
     turns caching off. ``headers``: extra request headers; every value is kept as a secret
     (sent, never shown, scrubbed from anything kept) unless wrapped in ``Public("...")``.
+    ``batch=True`` sends ``map``/``amap`` runs (so ``evaluate``) through the provider's batch
+    API (``/v1/files`` + ``/v1/batches``: half price, no rate limits, answers within the
+    completion window); job ids go to the cache, so a restarted run re-attaches.
     """
 
     def __init__(
@@ -55,6 +61,8 @@ class Judge:
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         retry_after_cap: float = 60.0,
+        batch: bool = False,
+        batch_poll_interval: float = 5.0,
     ) -> None:
         endpoint = parse_spec(spec, model, api_key)
         config: dict[str, Any] = {
@@ -72,6 +80,8 @@ class Judge:
             "backoff_base": backoff_base,
             "backoff_cap": backoff_cap,
             "retry_after_cap": retry_after_cap,
+            "batch": batch,
+            "batch_poll_interval": batch_poll_interval,
         }
         _check_config(config)
         self._build(endpoint, config, open_cache(cache))
@@ -110,6 +120,7 @@ class Judge:
                 transport=config["transport"],
             )
         self._backend = backend
+        self.batch: bool = bool(config.get("batch"))
         settings = {
             "temperature": self.temperature,
             "seed": self.seed,
@@ -132,6 +143,7 @@ class Judge:
             prices=resolve_prices(config["prices"], endpoint.model),
             local=endpoint.local,
         )
+        self._batcher = _batcher(self._engine, backend, config, cache) if self.batch else None
 
     # -- what it is ----------------------------------------------------------------------
     @property
@@ -144,6 +156,12 @@ class Judge:
         return str(getattr(self._backend, "transport", "mock"))
 
     @property
+    def batcher(self) -> BatchRunner | None:
+        """The batch-API runner of a ``batch=True`` judge (its ``options`` hold the limits and
+        poll timing), else None."""
+        return self._batcher
+
+    @property
     def last_run(self) -> RunStats:
         """Calls, cache hits, errors, tokens, cost and wall time of the latest run."""
         return self._engine.last_run
@@ -152,9 +170,10 @@ class Judge:
         """One line for logs and result metadata; never contains the key."""
         t = "default" if self.temperature is None else f"{self.temperature:g}"
         cache = self.cache.describe() if self.cache is not None else "no cache"
+        batch = "; runs through the batch API" if self.batch else ""
         return (
             f"{self._backend.describe()}; temperature {t}, concurrency {self.max_concurrency}, "
-            f"timeout {self.timeout:g}s, retries {self.max_retries}, {cache}"
+            f"timeout {self.timeout:g}s, retries {self.max_retries}, {cache}{batch}"
         )
 
     def __repr__(self) -> str:
@@ -179,6 +198,12 @@ class Judge:
         endpoint = self._endpoint if model is None else replace(self._endpoint, model=model)
         derived = Judge.__new__(Judge)
         derived._build(endpoint, config, self.cache)
+        return derived
+
+    def with_cache(self, cache: CacheArg) -> Judge:
+        """A judge like this one (same endpoint, key and settings) with another cache."""
+        derived = Judge.__new__(Judge)
+        derived._build(self._endpoint, dict(self._config), open_cache(cache))
         return derived
 
     # -- calls ---------------------------------------------------------------------------
@@ -206,12 +231,16 @@ class Judge:
     ) -> list[Reply]:
         """Many calls concurrently; replies in input order, failures as replies with errors."""
         batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        if self._batcher is not None:
+            return run_sync(self._batcher.run(batch, progress=progress, desc=desc))
         return run_sync(self._engine.run(batch, progress=progress, desc=desc))
 
     async def amap(
         self, requests: Iterable[RequestLike], progress: bool = True, desc: str = "judging"
     ) -> list[Reply]:
         batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        if self._batcher is not None:
+            return await self._batcher.run(batch, progress=progress, desc=desc)
         return await self._engine.run(batch, progress=progress, desc=desc)
 
     # -- lifetime ------------------------------------------------------------------------
@@ -231,6 +260,26 @@ class Judge:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._build(state["endpoint"], state["config"], state["cache"])
+
+
+def _batcher(
+    engine: Engine, backend: Backend, config: Mapping[str, Any], cache: ResponseCache | None
+) -> BatchRunner:
+    """The batch-API runner for ``batch=True`` (HTTP judges with a cache only)."""
+    from .batch import BatchOptions, BatchRunner
+    from .openai import OpenAIBackend
+
+    if not isinstance(backend, OpenAIBackend):
+        raise JudgeConfigError(
+            "batch=True needs an HTTP judge with a batch API (e.g. 'openai:gpt-4o-mini'), "
+            "not the mock"
+        )
+    if cache is None:
+        raise JudgeConfigError(
+            "batch=True keeps batch ids in the cache so a restart re-attaches: use cache=True "
+            "(the default file), a path, or leave cache unset (memory), not cache=False"
+        )
+    return BatchRunner(engine, backend, BatchOptions(poll_interval=config["batch_poll_interval"]))
 
 
 def _messages(messages: Messages | str) -> Messages:
@@ -266,6 +315,11 @@ def _check_config(config: Mapping[str, Any]) -> None:
         value = config[name]
         if not isinstance(value, (int, float)) or value < 0:
             raise JudgeConfigError(f"{name} must be a number >= 0, got {value!r}")
+    poll = config.get("batch_poll_interval", 5.0)
+    if not isinstance(poll, (int, float)) or poll <= 0:
+        raise JudgeConfigError(f"batch_poll_interval must be a positive number, got {poll!r}")
+    if not isinstance(config.get("batch", False), bool):
+        raise JudgeConfigError(f"batch must be True or False, got {config['batch']!r}")
     if config["transport"] not in ("auto", "httpx", "aiohttp"):
         raise JudgeConfigError(
             f"transport must be 'auto', 'httpx' or 'aiohttp', got {config['transport']!r}"

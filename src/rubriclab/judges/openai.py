@@ -27,7 +27,14 @@ from .pacing import parse_rate_headers
 from .secret import Secret
 from .specs import Endpoint
 
-__all__ = ["TRANSPORTS", "OpenAIBackend", "default_transport", "parse_retry_after"]
+__all__ = [
+    "TRANSPORTS",
+    "OpenAIBackend",
+    "chat_body",
+    "default_transport",
+    "parse_chat",
+    "parse_retry_after",
+]
 
 TRANSPORTS = ("auto", "httpx", "aiohttp")
 _RAW_LIMIT = 4000
@@ -168,24 +175,7 @@ class _HTTPSession:
         return httpx.AsyncClient(limits=limits, headers=headers, timeout=timeout)
 
     def body(self, request: Request, format_level: int) -> dict[str, Any]:
-        b = self.backend
-        body: dict[str, Any] = {"model": b.model, "messages": list(request.messages)}
-        if b.temperature is not None:
-            body["temperature"] = b.temperature
-        if b.seed is not None:
-            body["seed"] = b.seed + request.sample  # distinct samples stay distinct
-        if b.max_tokens is not None:
-            body["max_tokens"] = b.max_tokens
-        body.update(b.params)
-        body.update(request.params)
-        fmt = request.response_format
-        if fmt is not None and format_level > 0:
-            body["response_format"] = (
-                dict(fmt)
-                if format_level >= 2 or fmt.get("type") != "json_schema"
-                else {"type": "json_object"}
-            )
-        return body
+        return chat_body(self.backend, request, format_level)
 
     async def send(self, request: Request, format_level: int) -> Outcome:
         content = json.dumps(self.body(request, format_level)).encode()
@@ -276,63 +266,86 @@ class _HTTPSession:
         return Failure("http_error", detail, status, text, status in _RETRY_STATUS, retry_after)
 
     def _parse_ok(self, raw: bytes) -> Outcome:
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return Failure(
-                "malformed_response",
-                "the endpoint answered HTTP 200 with a body that is not JSON",
-                200,
-                self.backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
-                retryable=True,
-            )
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            kind: ErrorType = (
-                "empty_response" if isinstance(choices, list) else "malformed_response"
-            )
-            return Failure(
-                kind,
-                "the endpoint answered with no choices",
-                200,
-                self.backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
-                retryable=True,
-            )
-        choice = choices[0]
-        message = choice.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):  # some servers return content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict)) or None
-        if not isinstance(content, str):
-            refusal = message.get("refusal") if isinstance(message, dict) else None
-            raw_text = self.backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
-            if isinstance(refusal, str) and refusal:
-                said = self.backend.scrub(clean_text(refusal[:200]))
-                return Failure("refusal", f"the model refused: {said}", 200, raw_text)
-            return Failure(
-                "empty_response", "the answer had no message content", 200, raw_text, True
-            )
-        usage = data.get("usage")
-        if isinstance(usage, dict):
-            p = _count(usage.get("prompt_tokens"))
-            c = _count(usage.get("completion_tokens"))
-            t = _count(usage.get("total_tokens")) or p + c
-            counted = Usage(p, c, t)
-        else:
-            counted = Usage()
-        model = data.get("model")
-        finish = choice.get("finish_reason")
-        return Success(
-            # the transport boundary: a lone surrogate (valid JSON, invalid UTF-8) becomes
-            # U+FFFD here, so caches, files and reports downstream never meet one
-            self.backend.scrub(clean_text(content)),
-            counted,
-            clean_text(model) if isinstance(model, str) and model else self.backend.model,
-            clean_text(finish) if isinstance(finish, str) else None,
-        )
+        return parse_chat(self.backend, raw)
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def chat_body(backend: OpenAIBackend, request: Request, format_level: int = 2) -> dict[str, Any]:
+    """The chat-completions JSON body for ``request`` (a call, or one line of a batch file)."""
+    b = backend
+    body: dict[str, Any] = {"model": b.model, "messages": list(request.messages)}
+    if b.temperature is not None:
+        body["temperature"] = b.temperature
+    if b.seed is not None:
+        body["seed"] = b.seed + request.sample  # distinct samples stay distinct
+    if b.max_tokens is not None:
+        body["max_tokens"] = b.max_tokens
+    body.update(b.params)
+    body.update(request.params)
+    fmt = request.response_format
+    if fmt is not None and format_level > 0:
+        body["response_format"] = (
+            dict(fmt)
+            if format_level >= 2 or fmt.get("type") != "json_schema"
+            else {"type": "json_object"}
+        )
+    return body
+
+
+def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
+    """A chat-completions response body as a Success, or a classified Failure."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return Failure(
+            "malformed_response",
+            "the endpoint answered HTTP 200 with a body that is not JSON",
+            200,
+            backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+            retryable=True,
+        )
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        kind: ErrorType = "empty_response" if isinstance(choices, list) else "malformed_response"
+        return Failure(
+            kind,
+            "the endpoint answered with no choices",
+            200,
+            backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+            retryable=True,
+        )
+    choice = choices[0]
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):  # some servers return content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict)) or None
+    if not isinstance(content, str):
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        raw_text = backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
+        if isinstance(refusal, str) and refusal:
+            said = backend.scrub(clean_text(refusal[:200]))
+            return Failure("refusal", f"the model refused: {said}", 200, raw_text)
+        return Failure("empty_response", "the answer had no message content", 200, raw_text, True)
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        p = _count(usage.get("prompt_tokens"))
+        c = _count(usage.get("completion_tokens"))
+        t = _count(usage.get("total_tokens")) or p + c
+        counted = Usage(p, c, t)
+    else:
+        counted = Usage()
+    model = data.get("model")
+    finish = choice.get("finish_reason")
+    return Success(
+        # the transport boundary: a lone surrogate (valid JSON, invalid UTF-8) becomes
+        # U+FFFD here, so caches, files and reports downstream never meet one
+        backend.scrub(clean_text(content)),
+        counted,
+        clean_text(model) if isinstance(model, str) and model else backend.model,
+        clean_text(finish) if isinstance(finish, str) else None,
+    )
 
 
 _CONNECT_CAUSES = ("ClientConnectorError", "ClientConnectorDNSError", "ClientProxyConnectionError")

@@ -1,11 +1,13 @@
-"""Testing helpers for rubriclab and its users: a fake OpenAI-compatible judge server.
+"""Testing helpers for rubriclab and its users: fake OpenAI-compatible judge and batch servers.
 
 ``FakeJudgeServer`` listens on 127.0.0.1 and answers chat-completions requests over real HTTP,
 with scripted answers, latency and injected faults, so tests exercise the real client.
+``FakeBatchServer`` does the same for ``/v1/files`` + ``/v1/batches`` on a clock the test owns.
 """
 
 from __future__ import annotations
 
+from .batch_server import FakeBatchServer, ManualClock
 from .server import (
     FAULT_KINDS,
     FakeJudgeServer,
@@ -21,8 +23,10 @@ from .server import (
 
 __all__ = [
     "FAULT_KINDS",
+    "FakeBatchServer",
     "FakeJudgeServer",
     "Faults",
+    "ManualClock",
     "RateLimit",
     "RequestRecord",
     "Responder",

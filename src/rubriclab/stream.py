@@ -1,0 +1,573 @@
+"""Streamed runs: judge a source chunk by chunk into a file, with bounded memory and resume.
+
+``rl.evaluate(source, metrics, output="results.parquet")`` lands here. The source (a Parquet,
+JSONL or CSV path, a DataFrame, records, or an iterator of DataFrames) is cut into chunks of
+``chunk_rows`` rows; each chunk is judged by the ordinary ``aevaluate`` and written to
+``{output}.partial/`` as one file, atomically (temp file, fsync, rename), followed by a state
+file that says how many chunks are finished and holds the running summaries. A killed run
+(Ctrl-C, kill -9) loses at most the chunk in flight; running the same call again skips the
+finished chunks, and the judge's cache answers what the unfinished chunk had already asked.
+When the source is exhausted the chunks are joined into ``output`` (one Parquet row group or a
+run of JSONL lines per chunk, behind a header holding the summary), again by rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .cache import MemoryCache
+from .data import DataError, to_frame
+from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
+from .scoring import Summary, wilson_interval
+
+if TYPE_CHECKING:
+    from .judges import Judge
+
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "RunningSummary",
+    "astream_evaluate",
+    "iter_chunks",
+    "judge_frame",
+    "streams",
+]
+
+DEFAULT_CHUNK_ROWS = 10_000
+_STATE_VERSION = 1
+_FORMATS = (".parquet", ".jsonl")
+
+
+# -- running summaries ---------------------------------------------------------------------------
+
+
+@dataclass
+class RunningSummary:
+    """What ``scoring.summarize`` computes, kept in O(1) memory and mergeable chunk by chunk.
+
+    Mean and variance use Chan's parallel update, so a million rows give the same numbers as
+    summarising the whole column at once (to floating-point rounding).
+    """
+
+    n: int = 0
+    scored: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    pass_k: int = 0
+    pass_n: int = 0
+    has_pass: bool = False
+    pairwise: bool = False
+    win: int = 0
+    tie: int = 0
+    loss: int = 0
+
+    def add(
+        self,
+        values: Sequence[Any],
+        passed: Sequence[Any] | None = None,
+    ) -> None:
+        vals = [_clean(v) for v in values]
+        self.n += len(vals)
+        scored = [v for v in vals if v is not None]
+        if scored:
+            m = len(scored)
+            mean = math.fsum(scored) / m
+            m2 = math.fsum((v - mean) ** 2 for v in scored)
+            total = self.scored + m
+            delta = mean - self.mean
+            self.m2 += m2 + delta * delta * self.scored * m / total
+            self.mean += delta * m / total
+            self.scored = total
+        if self.pairwise:
+            self.win += sum(v > 0 for v in scored)
+            self.tie += sum(v == 0 for v in scored)
+            self.loss += sum(v < 0 for v in scored)
+        elif passed is not None:
+            self.has_pass = True
+            for p, v in zip(passed, vals, strict=True):
+                if v is not None and p is not None and not _is_nan(p):
+                    self.pass_n += 1
+                    self.pass_k += bool(p)
+
+    def summary(self) -> Summary:
+        std = math.sqrt(self.m2 / (self.scored - 1)) if self.scored >= 2 else None
+        pairwise = self.pairwise
+        return Summary(
+            n=self.n,
+            scored=self.scored,
+            errors=self.n - self.scored,
+            mean=self.mean if self.scored else None,
+            std=std,
+            pass_rate=wilson_interval(self.pass_k, self.pass_n) if self.pass_n else None,
+            passed=self.pass_k if self.has_pass else None,
+            verdicts=self.pass_n if self.has_pass else None,
+            win=wilson_interval(self.win, self.scored) if pairwise else None,
+            tie=wilson_interval(self.tie, self.scored) if pairwise else None,
+            loss=wilson_interval(self.loss, self.scored) if pairwise else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunningSummary:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def _clean(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+# -- sources -------------------------------------------------------------------------------------
+
+
+def streams(data: Any) -> bool:
+    """True for an iterator/generator of DataFrames (which only a streamed run can take)."""
+    return isinstance(data, Iterator) and not isinstance(data, pd.DataFrame | str | bytes)
+
+
+def iter_chunks(source: Any, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+    """The source in chunks of exactly ``chunk_rows`` rows (the last may be shorter).
+
+    Files are read piece by piece (Parquet record batches, pandas' JSONL/CSV readers), never
+    whole. Each chunk's index is its rows' position in the whole source, so chunk ``k`` always
+    holds rows ``k*chunk_rows ...`` whatever sizes an iterator yields: resume depends on it.
+    """
+    if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
+    start = 0
+    for chunk in _rechunk(_pieces(source, chunk_rows), chunk_rows):
+        chunk.index = pd.RangeIndex(start, start + len(chunk))
+        start += len(chunk)
+        yield chunk
+
+
+def _pieces(source: Any, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    if isinstance(source, str | os.PathLike):
+        yield from _read_file(Path(source), chunk_rows)
+    elif isinstance(source, pd.DataFrame):
+        for i in range(0, len(source), chunk_rows):
+            yield source.iloc[i : i + chunk_rows]
+    elif streams(source):
+        for i, piece in enumerate(source):
+            if not isinstance(piece, pd.DataFrame):
+                raise DataError(
+                    f"the data iterator's item {i} is a {type(piece).__name__}, not a DataFrame"
+                )
+            yield piece
+    else:
+        yield from _pieces(to_frame(source), chunk_rows)
+
+
+def _read_file(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    if not path.exists():
+        raise DataError(f"data file {path} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(path) as pf:
+            for batch in pf.iter_batches(batch_size=chunk_rows):
+                yield batch.to_pandas()
+    elif suffix in (".jsonl", ".ndjson"):
+        with pd.read_json(path, lines=True, dtype=False, chunksize=chunk_rows) as reader:
+            yield from reader
+    elif suffix == ".csv":
+        with pd.read_csv(
+            path, keep_default_na=False, na_values=[""], chunksize=chunk_rows
+        ) as reader:
+            yield from reader
+    else:
+        yield to_frame(path)  # .json and anything else: the reader's own error or whole file
+
+
+def _rechunk(pieces: Iterable[pd.DataFrame], size: int) -> Iterator[pd.DataFrame]:
+    buffer: list[pd.DataFrame] = []
+    held = 0
+    for piece in pieces:
+        while len(piece):
+            take = piece.iloc[: size - held]
+            piece = piece.iloc[len(take) :]
+            buffer.append(take)
+            held += len(take)
+            if held == size:
+                yield _join(buffer)
+                buffer, held = [], 0
+    if held:
+        yield _join(buffer)
+
+
+def _join(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    if len(frames) == 1:
+        return frames[0].reset_index(drop=True)
+    return pd.concat(frames, ignore_index=True)
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+def judge_frame(
+    frame: pd.DataFrame, metrics: Sequence[Any], judge: Judge | str | None, **options: Any
+) -> pd.DataFrame:
+    """One chunk judged by the ordinary ``evaluate`` and flattened as a saved result is (nested
+    fields as JSON text): the unit of work of every executor (Ray's actors, a Spark
+    ``mapInPandas`` function)."""
+    from .evaluate import evaluate
+
+    flat, _json_columns = evaluate(frame, metrics, judge=judge, **options).flat_table()
+    return flat
+
+
+@dataclass
+class _State:
+    """What ``{output}.partial/state.json`` holds between chunks."""
+
+    fingerprint: str
+    chunk_rows: int
+    chunks: int = 0
+    rows: int = 0
+    running: dict[str, RunningSummary] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    judge: str = ""
+    is_mock: bool = False
+    columns: list[str] = field(default_factory=list)
+    json_columns: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": _STATE_VERSION,
+            "fingerprint": self.fingerprint,
+            "chunk_rows": self.chunk_rows,
+            "chunks": self.chunks,
+            "rows": self.rows,
+            "running": {k: v.to_dict() for k, v in self.running.items()},
+            "stats": self.stats.to_dict(),
+            "metrics": self.metrics,
+            "judge": self.judge,
+            "is_mock": self.is_mock,
+            "columns": self.columns,
+            "json_columns": self.json_columns,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> _State:
+        return cls(
+            fingerprint=str(data["fingerprint"]),
+            chunk_rows=int(data["chunk_rows"]),
+            chunks=int(data["chunks"]),
+            rows=int(data["rows"]),
+            running={k: RunningSummary.from_dict(v) for k, v in data["running"].items()},
+            stats=RunStats.from_dict(data.get("stats", {})),
+            metrics=list(data.get("metrics", [])),
+            judge=str(data.get("judge", "")),
+            is_mock=bool(data.get("is_mock", False)),
+            columns=list(data.get("columns", [])),
+            json_columns=list(data.get("json_columns", [])),
+        )
+
+
+async def astream_evaluate(
+    source: Any,
+    metrics: Sequence[Any],
+    *,
+    output: str | os.PathLike[str],
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    judge: Judge | str | None = None,
+    **options: Any,
+) -> FileResult:
+    """Judge ``source`` chunk by chunk into ``output`` and return the file-backed result.
+
+    ``options`` go to ``aevaluate`` for every chunk (``model``, ``mapping``). Running the same
+    call again resumes after the last finished chunk, or returns the finished file at once.
+    """
+    from .evaluate import aevaluate
+    from .generate import resolve_judge
+
+    out = Path(output)
+    if out.suffix.lower() not in _FORMATS:
+        raise ValueError(f"output must end in .parquet or .jsonl, got {str(out)!r}")
+    if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
+    judge_obj = resolve_judge(judge)
+    fingerprint = _fingerprint(metrics, judge_obj, source, chunk_rows)
+    partial = out.with_name(out.name + ".partial")
+    if out.exists():
+        return _finished(out, partial, fingerprint)
+    state = _load_state(partial, fingerprint, chunk_rows)
+    parquet = out.suffix.lower() == ".parquet"
+    if parquet:
+        _need_pyarrow()
+    run_judge, chunk_cache = _chunk_judge(judge_obj, partial)
+    skip = state.chunks * chunk_rows
+    for chunk in iter_chunks(source, chunk_rows):
+        if chunk.index.start < skip:  # type: ignore[attr-defined]
+            continue  # finished before an interruption: already in a chunk file
+        result = await aevaluate(chunk, metrics, judge=run_judge, **options)
+        for col in _write_chunk(partial, state.chunks, result, parquet):
+            if col not in state.json_columns:
+                state.json_columns.append(col)
+        _advance(state, result, len(chunk))
+        _write_json_atomic(partial / "state.json", state.to_dict())
+        if chunk_cache is not None:
+            chunk_cache.clear()  # saved in the chunk file: the answers are not needed again
+    _CHUNK_CACHES.pop(str(partial.resolve()), None)
+    if state.chunks == 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise DataError("the data has no rows to evaluate")
+    _assemble(out, partial, state, parquet)
+    shutil.rmtree(partial, ignore_errors=True)
+    return open_result(out)
+
+
+#: per unfinished output, the memory cache of its chunk in flight (kept for a re-run in the
+#: same process after Ctrl-C; dropped when the run finishes)
+_CHUNK_CACHES: dict[str, MemoryCache] = {}
+
+
+def _chunk_judge(judge: Judge, partial: Path) -> tuple[Judge, MemoryCache | None]:
+    """A judge whose memory cache holds only the chunk in flight.
+
+    A judge's own memory cache would keep every answer of the run (a million rows do not fit);
+    finished chunks are in their files, so only the unfinished chunk needs its answers kept.
+    A file cache is shared as it is: it is on disk, and other runs may want its answers.
+    """
+    if not isinstance(judge.cache, MemoryCache):
+        return judge, None
+    cache = _CHUNK_CACHES.setdefault(str(partial.resolve()), MemoryCache())
+    return judge.with_cache(cache), cache
+
+
+def _fingerprint(metrics: Sequence[Any], judge: Judge, source: Any, chunk_rows: int) -> str:
+    """What must match for a re-run to continue a partial run (metrics, judge, source path)."""
+    described = []
+    for m in metrics:
+        rubric = getattr(m, "rubric", None)
+        described.append(
+            {
+                "name": getattr(m, "name", None),
+                "kind": getattr(m, "kind", None),
+                "rubric": rubric.to_dict() if rubric is not None else None,
+                "template": str(getattr(m, "template", "") or ""),
+            }
+        )
+    where = str(Path(source).resolve()) if isinstance(source, str | os.PathLike) else None
+    material = [described, judge.spec, judge.model, where, chunk_rows]
+    blob = json.dumps(material, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _finished(out: Path, partial: Path, fingerprint: str) -> FileResult:
+    try:
+        done = open_result(out)
+    except (ValueError, OSError) as exc:
+        raise ValueError(
+            f"output {str(out)!r} already exists and is not a streamed rubriclab result ({exc}); "
+            "delete it or pass another output="
+        ) from None
+    if done.stream_fingerprint != fingerprint:
+        raise ValueError(
+            f"output {str(out)!r} already holds a run with other metrics, judge, data or "
+            "chunk_rows; delete it or pass another output="
+        )
+    shutil.rmtree(partial, ignore_errors=True)  # a run killed between rename and clean-up
+    return done
+
+
+def _load_state(partial: Path, fingerprint: str, chunk_rows: int) -> _State:
+    path = partial / "state.json"
+    if path.exists():
+        try:
+            state = _State.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(
+                f"{str(path)!r} is unreadable ({exc}); delete {str(partial)!r} to start over"
+            ) from None
+        if state.fingerprint != fingerprint:
+            raise ValueError(
+                f"{str(partial)!r} holds an unfinished run with other metrics, judge, data or "
+                f"chunk_rows; delete it to start over, or re-run the original call to finish it"
+            )
+    else:
+        state = _State(fingerprint, chunk_rows)
+    partial.mkdir(parents=True, exist_ok=True)
+    for stale in partial.glob("chunk-*"):  # written after the last state: the chunk in flight
+        if _chunk_number(stale) >= state.chunks:
+            stale.unlink()
+    return state
+
+
+def _chunk_number(path: Path) -> int:
+    digits = path.name.split("-", 1)[1].split(".", 1)[0]
+    return int(digits) if digits.isdigit() else 1 << 62
+
+
+def _chunk_path(partial: Path, k: int, parquet: bool) -> Path:
+    return partial / f"chunk-{k:06d}.{'parquet' if parquet else 'jsonl'}"
+
+
+def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> list[str]:
+    """Write one chunk as the saved format has it; returns Parquet's JSON-text columns."""
+    path = _chunk_path(partial, k, parquet)
+    tmp = path.with_name(path.name + ".tmp")
+    json_columns: list[str] = []
+    if parquet:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        flat, json_columns = result.flat_table()
+        pq.write_table(pa.Table.from_pandas(flat, preserve_index=False), tmp)
+        _fsync(tmp)
+    else:  # JSONL: nested fields as real JSON, like EvalResult.save
+        table = result.table.copy()
+        table.columns = [str(c) for c in table.columns]
+        with tmp.open("w", encoding="utf-8") as fh:
+            for record in table.to_dict(orient="records"):  # native Python values
+                try:
+                    line = json.dumps(record, allow_nan=False)
+                except (TypeError, ValueError):  # rubrics, numpy scalars, NaN: made plain
+                    line = json.dumps({c: plain(v) for c, v in record.items()})
+                fh.write(line + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return json_columns
+
+
+def _advance(state: _State, result: EvalResult, rows: int) -> None:
+    table = result.table
+    for info in result.metrics:
+        running = state.running.get(info.name)
+        if running is None:
+            running = state.running[info.name] = RunningSummary(pairwise=info.kind == "pairwise")
+        passed = f"{info.name}/passed"
+        running.add(
+            table[f"{info.name}/score"].tolist(),
+            table[passed].tolist() if passed in table.columns else None,
+        )
+    state.stats.merge(result.stats)
+    if not state.metrics:
+        state.metrics = [m.to_dict() for m in result.metrics]
+        state.judge = result.judge
+    state.is_mock = state.is_mock or result.is_mock
+    for col in table.columns:
+        if str(col) not in state.columns:
+            state.columns.append(str(col))
+    state.chunks += 1
+    state.rows += rows
+
+
+def _header(state: _State, parquet: bool) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "version": FORMAT_VERSION,
+        "metrics": state.metrics,
+        "judge": state.judge,
+        "is_mock": state.is_mock,
+        "stats": state.stats.to_dict(),
+        "meta": {},
+        "columns": state.columns,
+        "rows": state.rows,
+        # pairwise summaries also count flips and per-criterion wins: those read the table
+        "summary": {
+            k: v.summary().model_dump() for k, v in state.running.items() if not v.pairwise
+        },
+        "stream": {"fingerprint": state.fingerprint, "chunk_rows": state.chunk_rows},
+    }
+    if parquet:  # JSONL holds nested values as real JSON; Parquet as JSON text, named here
+        header["json_columns"] = state.json_columns
+    return header
+
+
+def _assemble(out: Path, partial: Path, state: _State, parquet: bool) -> None:
+    """Join the chunk files into ``out`` (temp file, then rename), one piece at a time."""
+    tmp = out.with_name(out.name + ".tmp")
+    parts = [_chunk_path(partial, k, parquet) for k in range(state.chunks)]
+    header = _header(state, parquet)
+    if parquet:
+        _join_parquet(parts, tmp, header)
+    else:
+        with tmp.open("wb") as fh:
+            fh.write((json.dumps({"__rubriclab__": plain(header)}) + "\n").encode())
+            for part in parts:
+                with part.open("rb") as src:
+                    shutil.copyfileobj(src, fh, 1 << 20)
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, out)
+
+
+def _join_parquet(parts: list[Path], tmp: Path, header: Mapping[str, Any]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schemas = [pq.read_schema(p) for p in parts]
+    try:
+        schema = pa.unify_schemas(
+            [s.remove_metadata() for s in schemas], promote_options="permissive"
+        )
+    except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
+        raise DataError(f"the chunks' columns have clashing types: {exc}") from None
+    schema = schema.with_metadata({b"rubriclab": json.dumps(plain(header)).encode()})
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for part in parts:
+            with pq.ParquetFile(part) as pf:
+                for i in range(pf.num_row_groups):
+                    writer.write_table(_conform(pf.read_row_group(i), schema))
+    _fsync(tmp)
+
+
+def _conform(table: Any, schema: Any) -> Any:
+    """``table`` with ``schema``'s columns in its order; missing ones as nulls."""
+    import pyarrow as pa
+
+    columns = []
+    for f in schema:
+        if f.name in table.column_names:
+            columns.append(table.column(f.name).cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync(path: Path) -> None:
+    with contextlib.suppress(OSError), path.open("rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def _need_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "streaming to Parquet needs pyarrow: pip install 'rubriclab[arrow]', or use "
+            "output='results.jsonl'"
+        ) from None
