@@ -168,6 +168,10 @@ class EvalResult:
                 return m
         raise KeyError(f"no metric {name!r} in this result (has: {', '.join(self.metric_names)})")
 
+    def has_column(self, column: str) -> bool:
+        """Whether the table has ``column`` (a file-backed result answers without loading)."""
+        return column in self.table
+
     def metric_summary(self, name: str) -> Summary:
         info = self.metric(name)
         t = self.table
@@ -196,7 +200,7 @@ class EvalResult:
             flat["cached_calls"] = self.stats.cached.get(info.name, 0)
             flat["tokens"] = self.stats.tokens.get(info.name, 0)
             flat["cost"] = self.stats.cost.get(info.name)
-            if f"{info.name}/judges" in self.table:  # a judge panel: how far its judges agree
+            if self.has_column(f"{info.name}/judges"):  # a judge panel: how far its judges agree
                 from .agreement import panel_agreement
 
                 found = panel_agreement(self.table[f"{info.name}/judges"].tolist())
@@ -427,6 +431,12 @@ class FileResult(EvalResult):
             str(k): Summary.model_validate(v) for k, v in (header.get("summary") or {}).items()
         }
         self.stream_fingerprint: str | None = (header.get("stream") or {}).get("fingerprint")
+        self._columns = {str(c) for c in header.get("columns") or []}
+
+    def has_column(self, column: str) -> bool:
+        if self._table is None and self._columns:
+            return column in self._columns
+        return super().has_column(column)
 
     @property
     def table(self) -> pd.DataFrame:
