@@ -1,6 +1,6 @@
 """ComparisonView in a real JupyterLab: deltas render, a metric lists its cases, a case opens
 both critiques side by side, and model text with XSS payloads stays inert text.
-Screenshots go to test-artifacts/."""
+Screenshots go to tests/browser/artifacts/."""
 
 from __future__ import annotations
 
