@@ -92,7 +92,10 @@ def evaluate(
 
 def summary(results: Any, metrics: Sequence[Any]) -> pd.DataFrame:
     """Per metric, what ``EvalResult.summary`` shows (n, errors, mean, std, rates with Wilson
-    intervals, tokens), computed with Ray aggregations rather than by collecting the rows."""
+    intervals, tokens), computed with Ray aggregations rather than by collecting the rows.
+
+    Ray datasets are lazy: summing a dataset that ``evaluate`` returned runs its judging again.
+    When the rows are also written or used elsewhere, pass ``results.materialize()``."""
     _ray()
     from ray.data.aggregate import Count, Mean, Std, Sum
 
