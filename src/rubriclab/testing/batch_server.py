@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ..judges.mock import mock_usage
-from .server import default_responder
+from .server import completion_body, default_responder
 
 __all__ = ["BatchRecord", "FakeBatchServer", "FileRecord", "ManualClock"]
 
@@ -404,26 +403,7 @@ class FakeBatchServer:
     def _completion(self, body: dict[str, Any], index: int) -> dict[str, Any]:
         answer = self.responder(body)
         text = answer if isinstance(answer, str) else json.dumps(answer)
-        messages = body.get("messages")
-        usage = mock_usage(messages if isinstance(messages, list) else [], text)
-        return {
-            "id": f"chatcmpl-fakebatch-{index}",
-            "object": "chat.completion",
-            "created": int(self.clock()),
-            "model": body.get("model") or "fake-judge",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "total_tokens": usage.total_tokens,
-            },
-        }
+        return completion_body(body, text, index, created=self.clock(), kind="fakebatch")
 
     def list_batches(self) -> tuple[int, Any]:
         with self._lock:

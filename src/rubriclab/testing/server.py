@@ -263,13 +263,16 @@ def default_responder(body: dict[str, Any]) -> str:
     return mock_answer(messages, fmt if isinstance(fmt, Mapping) else None, 0, "fake-judge")
 
 
-def _completion(body: dict[str, Any], text: str, index: int) -> dict[str, Any]:
+def completion_body(
+    body: dict[str, Any], text: str, index: int, *, created: float | None = None, kind: str = "fake"
+) -> dict[str, Any]:
+    """An OpenAI chat.completion answering ``body`` with ``text`` (both fake servers send it)."""
     messages = body.get("messages")
     usage = mock_usage(messages if isinstance(messages, list) else [], text)
     return {
-        "id": f"chatcmpl-fake-{index}",
+        "id": f"chatcmpl-{kind}-{index}",
         "object": "chat.completion",
-        "created": int(time.time()),
+        "created": int(time.time() if created is None else created),
         "model": body.get("model") or "fake-judge",
         "choices": [
             {
@@ -677,7 +680,7 @@ class FakeJudgeServer:
             return
         if fault == "empty":
             record.status = 200
-            empty = _completion(body, "", record.index)
+            empty = completion_body(body, "", record.index)
             empty["choices"] = []
             conn.send(200, {}, _json(empty), keep_alive)
             return
@@ -700,7 +703,7 @@ class FakeJudgeServer:
         text = str(answer)
         if fault == "surrogate" and not isinstance(answer, dict):
             text = text[: len(text) // 2] + "\ud800" + text[len(text) // 2 :]
-        full = answer if isinstance(answer, dict) else _completion(body, text, record.index)
+        full = answer if isinstance(answer, dict) else completion_body(body, text, record.index)
         if fault == "truncated":
             record.status = 200
             conn.send(200, rate_headers, _json(full), keep_alive, truncate=True)
