@@ -17,10 +17,10 @@ import pandas as pd
 from .critique import Outcome, critique_pairwise, critique_pointwise
 from .data import Case, to_cases, to_frame
 from .generate import generate_for_cases, resolve_judge
+from .judges.engine import run_scope
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
-from .runner import run_scope
 from .stream import streams
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ def evaluate(
     default), each finished chunk is saved, memory stays bounded, the same call resumes an
     interrupted run, and the result reads its table from the file when first asked.
     """
-    from .runner import run_sync
+    from .judges.engine import run_sync
 
     if display:
         if output is not None:

@@ -210,6 +210,6 @@ def generate_rubrics(
     ``image_description``) become columns; ``rubric_raw_output`` and ``rubric_error`` keep what
     the judge said, so a failed row can be read and fixed by hand.
     """
-    from .runner import run_sync
+    from .judges.engine import run_sync
 
     return run_sync(agenerate_rubrics(data, metric, judge=judge, mapping=mapping, column=column))

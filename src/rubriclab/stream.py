@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .cache import MemoryCache
 from .data import DataError, to_frame
+from .judges.cache import MemoryCache
 from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
 from .scoring import Summary, wilson_interval
 

@@ -1,7 +1,7 @@
 """Judges: who answers a prompt. Transport only; what is judged lives in ``metrics``.
 
 ``Judge`` talks to any OpenAI-compatible endpoint over httpx or, as ``Judge("mock")``, answers
-offline. Every call goes through ``rubriclab.runner``'s engine. Importing this package does not
+offline. Every call goes through the engine (``judges.engine``). Importing this package does not
 import httpx or pandas; a real judge loads httpx when it is built. ``Judge`` and the default-judge
 functions load on first use, so the engine and cache can import the value types from here.
 """

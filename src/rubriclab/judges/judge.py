@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..cache import CacheArg, ResponseCache, open_cache
-from ..pricing import PricesArg, resolve_prices
-from ..runner import Engine, RetryPolicy, RunStats, run_sync
 from .backend import Backend
 from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerce_request
+from .cache import CacheArg, ResponseCache, open_cache
+from .engine import Engine, RetryPolicy, RunStats, run_sync
 from .mock import MockBackend
+from .pricing import PricesArg, resolve_prices
 from .secret import protect_headers
 from .specs import Endpoint, parse_spec
 

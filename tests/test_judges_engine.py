@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from rubriclab.cache import CacheEntry, MemoryCache
 from rubriclab.judges import Judge, Public
+from rubriclab.judges.cache import CacheEntry, MemoryCache
+from rubriclab.judges.engine import AdaptiveLimit, RetryPolicy, run_sync
 from rubriclab.judges.openai import parse_retry_after
-from rubriclab.runner import AdaptiveLimit, RetryPolicy, run_sync
 from rubriclab.testing import FakeJudgeServer, Faults, ServerReply
 
 TRANSPORTS = ["httpx", "aiohttp"]

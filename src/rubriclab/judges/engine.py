@@ -31,10 +31,10 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mappi
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from .backend import Backend, Failure, Session, Success
+from .base import CallError, Reply, Request, Usage
 from .cache import CacheEntry, ResponseCache, cache_key
-from .judges.backend import Backend, Failure, Session, Success
-from .judges.base import CallError, Reply, Request, Usage
-from .judges.pacing import Pacer
+from .pacing import Pacer
 from .pricing import PriceTable, cost_of, lookup
 
 __all__ = [
