@@ -10,21 +10,19 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from .critique import Outcome, critique_pairwise, critique_pointwise
 from .data import Case, to_cases, to_frame
-from .generate import generate_for_cases, resolve_judge
+from .generate import generate_for_cases
+from .judges import Judge, get_judge
 from .judges.engine import run_scope
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
 from .stream import streams
-
-if TYPE_CHECKING:
-    from .judges import Judge
 
 __all__ = ["aevaluate", "evaluate"]
 
@@ -84,7 +82,7 @@ async def _aevaluate(
         )
     # computation metrics alone need no judge (and must not be labelled with a mock one)
     judged = not all(hasattr(m, "run_cases") for m in metrics)
-    judge_obj = resolve_judge(judge) if judged else None
+    judge_obj = get_judge(judge) if judged else None
     frame = to_frame(data).copy()
     if model is not None:
         frame = await _generate_responses(frame, model, mapping)
@@ -189,8 +187,8 @@ async def run_metrics(
         else:
             if not isinstance(metric, RubricMetric):
                 raise TypeError(f"not a metric: {metric!r}")
-            m_judge = resolve_judge(metric.judge) if metric.judge is not None else judge
-            panel = [resolve_judge(j) for j in metric.judges or ()]
+            m_judge = get_judge(metric.judge) if metric.judge is not None else judge
+            panel = [get_judge(j) for j in metric.judges or ()]
             any_mock = any_mock or m_judge.is_mock or any(j.is_mock for j in panel)
             rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
             for col, values in gen_cols.items():
@@ -345,8 +343,6 @@ async def _generate_responses(
     frame: pd.DataFrame, model: Judge | str | ModelFn, mapping: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Fill the response column from ``model``; a failed row keeps its error, others go on."""
-    from .judges import Judge as _Judge
-
     prompt_col = (mapping or {}).get("prompt", "prompt")
     response_col = (mapping or {}).get("response", "response")
     if prompt_col not in frame.columns:
@@ -354,8 +350,8 @@ async def _generate_responses(
     prompts = [str(p) for p in frame[prompt_col].tolist()]
     responses: list[str | None] = [None] * len(prompts)
     errors: list[str | None] = [None] * len(prompts)
-    if isinstance(model, str | _Judge):
-        gen = model if isinstance(model, _Judge) else _Judge(model)
+    if isinstance(model, str | Judge):
+        gen = get_judge(model)
         replies = await gen.amap(
             [[{"role": "user", "content": p}] for p in prompts], desc="responses"
         )

@@ -17,6 +17,7 @@ import pandas as pd
 from . import schemas
 from .critique import _Job, _run_jobs
 from .data import Case, to_cases, to_frame
+from .judges import get_judge
 from .judges.base import CallTally
 from .judges.media import MediaError
 from .parse import ParseError
@@ -163,7 +164,7 @@ async def agenerate_rubrics(
     generator = metric if isinstance(metric, _Gen) else metric.generator
     if generator is None:
         raise ValueError(f"metric {getattr(metric, 'name', metric)!r} has no rubric generator")
-    judge_obj = resolve_judge(judge if judge is not None else getattr(metric, "judge", None))
+    judge_obj = get_judge(judge if judge is not None else getattr(metric, "judge", None))
     frame = to_frame(data).copy()
     cases = to_cases(
         frame,
@@ -178,22 +179,6 @@ async def agenerate_rubrics(
     frame[f"{column}_raw_output"] = [g.raw_output for g in results]
     frame[f"{column}_error"] = [g.error for g in results]
     return frame
-
-
-def resolve_judge(judge: Any) -> Judge:
-    """A Judge from a Judge, a spec string, or None (the session default / RUBRICLAB_JUDGE)."""
-    from .judges import Judge as _Judge
-    from .judges import get_judge
-
-    if judge is None:
-        return get_judge()
-    if isinstance(judge, str):
-        return _Judge(judge)
-    if isinstance(judge, _Judge):
-        return judge
-    raise TypeError(
-        f"judge must be a Judge or a spec string like 'mock', got {type(judge).__name__}"
-    )
 
 
 def generate_rubrics(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .judges import get_judge
 from .stream import RunningSummary, judge_frame
 
 if TYPE_CHECKING:
@@ -66,7 +67,6 @@ def evaluate(
     fraction of a core is enough). ``options`` go to ``evaluate`` (``mapping``, ``model``).
     """
     ray = _ray()
-    from .generate import resolve_judge
 
     if not isinstance(dataset, ray.data.Dataset):
         raise TypeError(
@@ -77,7 +77,7 @@ def evaluate(
         raise ValueError("evaluate needs at least one metric")
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     if max_concurrency is not None:
         judge_obj = judge_obj.with_options(max_concurrency=max_concurrency)
     return dataset.map_batches(

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .data import DataError, to_frame
+from .judges import get_judge
 from .judges.cache import MemoryCache
 from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
 from .scoring import Summary, wilson_interval
@@ -302,14 +303,13 @@ async def astream_evaluate(
     call again resumes after the last finished chunk, or returns the finished file at once.
     """
     from .evaluate import aevaluate
-    from .generate import resolve_judge
 
     out = Path(output)
     if out.suffix.lower() not in _FORMATS:
         raise ValueError(f"output must end in .parquet or .jsonl, got {str(out)!r}")
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     fingerprint = _fingerprint(metrics, judge_obj, source, chunk_rows)
     partial = out.with_name(out.name + ".partial")
     if out.exists():

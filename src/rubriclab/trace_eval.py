@@ -21,6 +21,7 @@ import pandas as pd
 from . import schemas
 from .critique import Outcome, _Invalid, _Job, _run_jobs
 from .data import Case
+from .judges import get_judge
 from .parse import extract_json
 from .result import EvalResult, MetricInfo
 from .template_metric import TemplateMetric
@@ -345,7 +346,6 @@ async def aevaluate_traces(
 ) -> EvalResult:
     """Judge agent traces per span or per trace with every metric; one result row each."""
     from .evaluate import run_metrics
-    from .generate import resolve_judge
 
     if partition not in PARTITIONS:
         raise ValueError(f"partition must be 'span' or 'trace', got {partition!r}")
@@ -357,7 +357,7 @@ async def aevaluate_traces(
     traces = _load(data)
     rows = _rows(traces, partition)
     table, cases = _table(rows, partition)
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     infos, stats, any_mock = await run_metrics(
         metrics, cases, judge_obj, table, lambda m: [{m.variable: row.target} for row in rows]
     )

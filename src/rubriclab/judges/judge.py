@@ -345,15 +345,18 @@ def set_judge(judge: Judge | str | None) -> Judge | None:
 
 
 def get_judge(judge: Judge | str | None = None) -> Judge:
-    """``judge`` if given, else the one from ``set_judge``, else ``$RUBRICLAB_JUDGE`` (a spec,
-    or a base URL with the model in ``$RUBRICLAB_MODEL``)."""
+    """The one way a judge argument becomes a ``Judge``: ``judge`` itself, a new ``Judge`` from
+    a spec string, or (for None) the one from ``set_judge``, else ``$RUBRICLAB_JUDGE`` (a spec,
+    or a base URL with the model in ``$RUBRICLAB_MODEL``), built once per spec."""
     global _from_env
     if isinstance(judge, Judge):
         return judge
     if isinstance(judge, str):
         return Judge(judge)
     if judge is not None:
-        raise TypeError(f"expected a Judge or a spec string, got {type(judge).__name__}")
+        raise TypeError(
+            f"judge must be a Judge or a spec string like 'mock', got {type(judge).__name__}"
+        )
     with _default_lock:
         if _default is not None:
             return _default
