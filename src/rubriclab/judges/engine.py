@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import gc
 import logging
 import random
 import sys
@@ -394,48 +393,6 @@ class _LoopState:
     failed_attempts: dict[str, int] = field(default_factory=dict)
 
 
-_gc_lock = threading.Lock()
-_gc_runs = 0
-_gc_froze = False
-_gc_thresholds: tuple[int, int, int] | None = None
-_GC_YOUNG = 10_000
-
-
-def _gc_enter() -> None:
-    """Keep the garbage collector off objects that exist before a run, for its duration.
-
-    A notebook holds hundreds of thousands of objects (pandas and friends); every full
-    collection during a run would walk them all, for nothing (measured: 35-90 ms each with
-    pandas loaded). Freezing them is O(1) and undone when the last run ends; skipped if the
-    program froze the GC itself. A larger young generation halves the number of small
-    collections, which otherwise rescan the in-flight calls' objects over and over.
-    """
-    global _gc_runs, _gc_froze, _gc_thresholds
-    with _gc_lock:
-        if _gc_runs == 0:
-            _gc_froze = gc.get_freeze_count() == 0
-            if _gc_froze:
-                gc.freeze()
-            young, mid, old = gc.get_threshold()
-            if 0 < young < _GC_YOUNG:
-                _gc_thresholds = (young, mid, old)
-                gc.set_threshold(_GC_YOUNG, mid, old)
-        _gc_runs += 1
-
-
-def _gc_exit() -> None:
-    global _gc_runs, _gc_froze, _gc_thresholds
-    with _gc_lock:
-        _gc_runs -= 1
-        if _gc_runs == 0:
-            if _gc_thresholds is not None:
-                gc.set_threshold(*_gc_thresholds)
-                _gc_thresholds = None
-            if _gc_froze:
-                gc.unfreeze()
-                _gc_froze = False
-
-
 class Engine:
     """Runs requests for one judge: per-loop sessions and limits, retries, cache, accounting."""
 
@@ -673,7 +630,6 @@ class Engine:
         state = await self._state() if todo else None
         failed_before = dict(state.failed_attempts) if state is not None else {}
         interrupted = False
-        _gc_enter()
         try:
             if state is not None:
                 await self._work(state, requests, todo, results, keys, bar)
@@ -681,7 +637,6 @@ class Engine:
             interrupted = True
             raise
         finally:
-            _gc_exit()
             if bar is not None:
                 bar.close()
             for i, j in copies.items():
