@@ -516,7 +516,7 @@ def test_on_rows_gets_finished_blocks_in_order_and_the_result_is_unchanged(
     blocks: list[pd.DataFrame] = []
     live = rl.evaluate(df, [metric], judge=judge).table  # the plain run, for comparison
     from rubriclab.evaluate import aevaluate
-    from rubriclab.judges.engine import run_sync
+    from rubriclab.judges.sync import run_sync
 
     result = run_sync(aevaluate(df, [metric], judge=judge, on_rows=blocks.append, chunk_rows=4))
     assert [len(b) for b in blocks] == [4, 4, 2]
@@ -552,7 +552,7 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
     judge = _judge(fake_judge)
     from rubriclab.evaluate import aevaluate
-    from rubriclab.judges.engine import run_sync
+    from rubriclab.judges.sync import run_sync
 
     def run(on_rows: Any) -> Any:
         def hook(part: pd.DataFrame) -> None:
@@ -571,7 +571,7 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
 
 def test_live_runs_refuse_what_they_cannot_show() -> None:
     from rubriclab.evaluate import aevaluate
-    from rubriclab.judges.engine import run_sync
+    from rubriclab.judges.sync import run_sync
 
     df = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))

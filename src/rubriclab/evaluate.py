@@ -19,6 +19,7 @@ from .data import Case, to_cases, to_frame
 from .generate import generate_for_cases
 from .judges import Judge, get_judge
 from .judges.engine import run_scope
+from .judges.sync import run_sync
 from .metrics import RubricMetric
 from .result import EvalResult, MetricInfo, RunStats
 from .rubric import Rubric
@@ -243,7 +244,6 @@ def evaluate(
     default), each finished chunk is saved, memory stays bounded, the same call resumes an
     interrupted run, and the result reads its table from the file when first asked.
     """
-    from .judges.engine import run_sync
 
     if display:
         if output is not None:

@@ -20,6 +20,7 @@ from .data import Case, to_cases, to_frame
 from .judges import get_judge
 from .judges.base import CallTally
 from .judges.media import MediaError
+from .judges.sync import run_sync
 from .parse import ParseError
 from .rubric import Criterion, Rubric
 from .templates import TemplateError, load_builtin
@@ -195,6 +196,4 @@ def generate_rubrics(
     ``image_description``) become columns; ``rubric_raw_output`` and ``rubric_error`` keep what
     the judge said, so a failed row can be read and fixed by hand.
     """
-    from .judges.engine import run_sync
-
     return run_sync(agenerate_rubrics(data, metric, judge=judge, mapping=mapping, column=column))

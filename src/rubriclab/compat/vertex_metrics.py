@@ -238,7 +238,7 @@ class RubricBasedMetric:
         A row whose generation failed keeps ``rubrics`` empty and says why in
         ``rubric_generation_error``; ``rubric_generation_raw_output`` keeps the judge's text.
         """
-        from ..judges.engine import run_sync
+        from ..judges.sync import run_sync
 
         return run_sync(self.agenerate_rubrics(eval_dataset, judge=judge))
 

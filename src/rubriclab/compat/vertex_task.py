@@ -171,7 +171,7 @@ class EvalTask:
         :mod:`.vertex_runnable`) first writes the ``response`` column.
         ``evaluation_service_qps`` caps judge calls started per second and ``retry_timeout``
         bounds one call with its retries, in seconds (vertexai's meanings, on our judge)."""
-        from ..judges.engine import run_sync
+        from ..judges.sync import run_sync
 
         return run_sync(
             self.aevaluate(

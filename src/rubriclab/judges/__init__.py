@@ -1,10 +1,12 @@
 """Judges: who answers a prompt, and everything about a call. Transport only; what is judged
 lives in ``metrics``, and nothing here imports the evaluation layers.
 
-``Judge`` talks to any OpenAI-compatible endpoint over httpx or, as ``Judge("mock")``, answers
-offline. Every call goes through the engine (``judges.engine``: limits, retries, cache, cost),
-and sync code runs coroutines through ``run_sync``. Importing this package does not import
-httpx or pandas; a real judge loads httpx when it is built.
+``Judge`` (``judge``) talks to any OpenAI-compatible endpoint (``openai``, over httpx) or, as
+``Judge("mock")`` (``mock``), answers offline. Every call goes through the engine (``engine``:
+limits, retries, accounting) with its ``cache`` and ``pricing``; ``batch`` uses a provider's
+batch API; sync code runs coroutines with ``sync.run_sync``. ``get_judge`` is the one place a
+judge argument (a Judge, a spec, or None for the default) becomes a ``Judge``. Importing this
+package does not import httpx or pandas; a real judge loads httpx when it is built.
 """
 
 from __future__ import annotations

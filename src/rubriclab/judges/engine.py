@@ -9,9 +9,6 @@ server's Retry-After (a waiting call holds no slot), answers repeats from the ca
 shows progress, and counts tokens and cost. A call that still fails comes back as a reply with
 its error; only cancellation (Ctrl-C, task.cancel()) stops a run, and then every finished call
 is already in the cache so the same run resumes where it stopped.
-
-``run_sync`` is the one way sync code runs a coroutine: in a plain script it uses
-``asyncio.run``; inside a running loop (Jupyter) it runs a private loop in a worker thread.
 """
 
 from __future__ import annotations
@@ -26,9 +23,9 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from .backend import Backend, Failure, Session, Success
 from .base import CallError, Reply, Request, Usage
@@ -42,89 +39,13 @@ __all__ = [
     "RetryPolicy",
     "RunStats",
     "run_scope",
-    "run_sync",
     "summarize",
 ]
 
-T = TypeVar("T")
 log = logging.getLogger("rubriclab.runner")
 
 PROGRESS_MIN_CALLS = 8
 """Runs of more calls than this show a progress bar (when progress=True)."""
-
-
-# --------------------------------------------------------------------------------------------
-# run_sync: sync entry points that work in scripts and inside Jupyter's running loop
-# --------------------------------------------------------------------------------------------
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from sync code, whether or not a loop is already running.
-
-    Ctrl-C cancels the coroutine (its ``finally`` blocks run, so finished work is saved)
-    and then raises ``KeyboardInterrupt`` in the caller, as a sync call would.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:  # outside the except block: an error from coro is not "during handling"
-        return asyncio.run(coro)
-    return _run_in_thread(coro)
-
-
-def _wait(event: threading.Event) -> None:
-    """Wait in short slices: a blocked wait would not see Ctrl-C until the run ended."""
-    while not event.wait(0.05):
-        pass
-
-
-def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
-    loop = asyncio.new_event_loop()
-    context = contextvars.copy_context()
-    box: dict[str, Any] = {}
-    started = threading.Event()
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            asyncio.set_event_loop(loop)
-            task = context.run(loop.create_task, coro)
-            box["task"] = task
-            started.set()
-            box["result"] = loop.run_until_complete(task)
-        except BaseException as exc:
-            box["error"] = exc
-        finally:
-            started.set()
-            try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-                done.set()
-
-    thread = threading.Thread(target=target, name="rubriclab-run-sync", daemon=True)
-    thread.start()
-    try:
-        _wait(done)
-    except KeyboardInterrupt:
-        started.wait()
-        task = box.get("task")
-        if task is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
-        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops waiting
-            _wait(done)  # let the run save what finished
-        raise KeyboardInterrupt from None
-    if "error" in box:
-        error: BaseException = box["error"]
-        if isinstance(error, asyncio.CancelledError):
-            raise KeyboardInterrupt from None
-        raise error
-    result: T = box["result"]
-    return result
 
 
 # --------------------------------------------------------------------------------------------

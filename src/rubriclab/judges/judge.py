@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from .backend import Backend
 from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerce_request
 from .cache import CacheArg, ResponseCache, open_cache
-from .engine import Engine, RetryPolicy, RunStats, run_sync
+from .engine import Engine, RetryPolicy, RunStats
 from .mock import MockBackend
 from .pricing import PricesArg, resolve_prices
 from .secret import protect_headers
 from .specs import Endpoint, parse_spec
+from .sync import run_sync
 
 if TYPE_CHECKING:
     from .batch import BatchRunner
