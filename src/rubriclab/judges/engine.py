@@ -42,7 +42,7 @@ __all__ = [
     "summarize",
 ]
 
-log = logging.getLogger("rubriclab.runner")
+log = logging.getLogger("rubriclab.judges.engine")
 
 PROGRESS_MIN_CALLS = 8
 """Runs of more calls than this show a progress bar (when progress=True)."""
