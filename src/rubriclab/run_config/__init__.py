@@ -173,7 +173,7 @@ class MetricConfig(BaseModel):
             return cls(name=self.name or "rubric", rubric_column=self.rubric_column, **options)
         try:
             if isinstance(self.rubric, str) and "\n" in self.rubric:
-                rubric = Rubric.from_yaml(self.rubric)  # a YAML block inline
+                rubric = Rubric.from_yaml_text(self.rubric)  # a YAML block inline
             elif isinstance(self.rubric, str):
                 path = _inside(base, self.rubric, f"{where}.rubric", allow_outside)
                 rubric = Rubric.from_yaml(_resolve_file(path, f"{where}.rubric"))
