@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .agreement import Agreement, agreement, cohen_kappa, confusion_counts, pearson, spearman
-from .agreement import to_python as _py
+from .columns import to_plain as _py
 from .rubric import Rubric
 from .scoring import Interval, ScoreError, coerce_level, wilson_interval
 

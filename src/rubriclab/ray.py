@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .columns import PASSED, SCORE, TOKENS, col
 from .stream import RunningSummary, judge_frame
 
 if TYPE_CHECKING:
@@ -105,15 +106,15 @@ def summary(results: Any, metrics: Sequence[Any]) -> pd.DataFrame:
     aggs: list[Any] = [Count()]
     for name in names:
         aggs += [
-            Count(on=f"{name}/score", ignore_nulls=True, alias_name=f"{name}|scored"),
-            Mean(on=f"{name}/score", ignore_nulls=True, alias_name=f"{name}|mean"),
-            Std(on=f"{name}/score", ddof=1, ignore_nulls=True, alias_name=f"{name}|std"),
+            Count(on=col(name, SCORE), ignore_nulls=True, alias_name=f"{name}|scored"),
+            Mean(on=col(name, SCORE), ignore_nulls=True, alias_name=f"{name}|mean"),
+            Std(on=col(name, SCORE), ddof=1, ignore_nulls=True, alias_name=f"{name}|std"),
             Sum(on=f"{name}|pass_k", alias_name=f"{name}|pass_k"),
             Sum(on=f"{name}|pass_n", alias_name=f"{name}|pass_n"),
             Sum(on=f"{name}|win", alias_name=f"{name}|win"),
             Sum(on=f"{name}|tie", alias_name=f"{name}|tie"),
             Sum(on=f"{name}|loss", alias_name=f"{name}|loss"),
-            Sum(on=f"{name}/tokens", alias_name=f"{name}|tokens"),
+            Sum(on=col(name, TOKENS), alias_name=f"{name}|tokens"),
         ]
     totals = marked.aggregate(*aggs)
     n = int(totals["count()"])
@@ -146,9 +147,9 @@ def _indicators(batch: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     """Per-row 0/1 columns the sums need: pass flags (scored rows only) and pairwise choices."""
     out = pd.DataFrame(index=batch.index)
     for name in names:
-        score = pd.to_numeric(batch[f"{name}/score"], errors="coerce")
+        score = pd.to_numeric(batch[col(name, SCORE)], errors="coerce")
         scored = score.notna()
-        passed = batch.get(f"{name}/passed")
+        passed = batch.get(col(name, PASSED))
         if passed is None:
             flags = pd.Series([None] * len(batch), index=batch.index, dtype=object)
         else:
@@ -159,7 +160,9 @@ def _indicators(batch: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
         out[f"{name}|win"] = (score > 0).astype("int64")
         out[f"{name}|tie"] = (score == 0).astype("int64")
         out[f"{name}|loss"] = (score < 0).astype("int64")
-        out[f"{name}/score"] = score
-        tokens = batch[f"{name}/tokens"] if f"{name}/tokens" in batch else pd.Series(0, batch.index)
-        out[f"{name}/tokens"] = pd.to_numeric(tokens).fillna(0)
+        out[col(name, SCORE)] = score
+        tokens = (
+            batch[col(name, TOKENS)] if col(name, TOKENS) in batch else pd.Series(0, batch.index)
+        )
+        out[col(name, TOKENS)] = pd.to_numeric(tokens).fillna(0)
     return out
