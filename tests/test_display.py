@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rubriclab import display
+from rubriclab.widgets import display
 from tests._view_data import XSS, pairwise_result, pointwise_result
 
 

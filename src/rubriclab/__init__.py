@@ -45,8 +45,8 @@ _EXPORTS: dict[str, str] = {
     "Trace": "traces",
     "load_traces": "traces",
     "TraceError": "traces",
-    "display_eval_result": "display",
-    "display_explanations": "display",
+    "display_eval_result": "widgets.display",
+    "display_explanations": "widgets.display",
     "ResultTable": "widgets",
     "Explanation": "widgets",
     "RubricEditor": "widgets",
@@ -128,8 +128,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .calibration import pairwise_agreement as pairwise_agreement
     from .compare import Comparison as Comparison
     from .compare import compare as compare
-    from .display import display_eval_result as display_eval_result
-    from .display import display_explanations as display_explanations
     from .evaluate import aevaluate as aevaluate
     from .evaluate import evaluate as evaluate
     from .generate import generate_rubrics as generate_rubrics
@@ -158,3 +156,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .widgets import PairwiseView as PairwiseView
     from .widgets import ResultTable as ResultTable
     from .widgets import RubricEditor as RubricEditor
+    from .widgets.display import display_eval_result as display_eval_result
+    from .widgets.display import display_explanations as display_explanations

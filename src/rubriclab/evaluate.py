@@ -18,7 +18,7 @@ from .critique import Outcome, critique_pairwise, critique_pointwise
 from .data import Case, to_cases, to_frame
 from .generate import generate_for_cases, resolve_judge
 from .metrics import RubricMetric
-from .result import EvalResult, MetricInfo, RunStats
+from .result import EvalResult, MetricInfo, RunStats, presentation
 from .rubric import Rubric
 from .runner import run_scope
 from .stream import streams
@@ -258,9 +258,7 @@ def evaluate(
                 "display=True shows rows of a table as they finish; trace evaluation "
                 "(partition=...) has no live view yet: run it without display and show the result"
             )
-        from .display import live_evaluate
-
-        result: EvalResult = live_evaluate(
+        result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
                 aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
             ),

@@ -20,7 +20,7 @@ from ..calibration import CriterionAgreement, PairwiseAgreement
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import is_missing, plain, text_of
-from ._static import calibration_html, calibration_text
+from ._static.calibration import calibration_html, calibration_text
 
 __all__ = ["CalibrationView"]
 

@@ -18,12 +18,12 @@ from ..compare import percent as _pct
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import plain, text_of
-from ._static import esc, mock_html
+from ._static.common import esc, mock_html
 
 if TYPE_CHECKING:
     from ..compare import Comparison
 
-__all__ = ["ComparisonView", "comparison_html", "comparison_text"]
+__all__ = ["ComparisonView", "comparison_html", "comparison_mimebundle", "comparison_text"]
 
 MAX_LISTED = 500
 _TEXT_FIELDS = ("prompt", "response", "reference")
@@ -241,6 +241,11 @@ def _counts(row: Mapping[str, Any]) -> str:
 def comparison_text(c: Comparison, title: str = "") -> str:
     text = c.summary_text()
     return f"{title}\n{text}" if title else text
+
+
+def comparison_mimebundle(c: Comparison) -> dict[str, Any]:
+    """What a ``Comparison`` shows at the end of a cell: its summary text and static HTML."""
+    return {"text/plain": c.summary_text(), "text/html": comparison_html(c)}
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], margin: str = "6px 0") -> str:

@@ -11,7 +11,7 @@ from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload, is_missing, text_of
 from ._source import MetricRef, Source, as_source
-from ._static import pairwise_html, pairwise_text
+from ._static.pairwise import pairwise_html, pairwise_text
 
 __all__ = ["PairwiseView"]
 

@@ -20,7 +20,7 @@ from ..rubric import Rubric, RubricError
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import is_missing, text_of
-from ._static import rubric_html, rubric_text
+from ._static.rubric import rubric_html, rubric_text
 
 __all__ = ["RubricEditor"]
 
