@@ -20,10 +20,11 @@ export function safeUrl(url) {
 
 /**
  * Create an element. Strings and numbers among `children` become text nodes.
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {Record<string, any> | null} [props]
  * @param {...any} children
- * @returns {HTMLElement}
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, props, ...children) {
   const el = document.createElement(tag);

@@ -18,7 +18,7 @@ export const STATUS_GROUPS = {
  * @param {(on: boolean) => void} onChange @param {string} [title]
  */
 function checkbox(cls, label, checked, onChange, title = "") {
-  const box = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", class: cls, checked }));
+  const box = h("input", { type: "checkbox", class: cls, checked });
   box.addEventListener("change", () => onChange(box.checked));
   return h("label", { title }, box, label);
 }
@@ -103,7 +103,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
       "div",
       { class: "rl-popover", style: "top:26px;left:0" },
       (model.get("columns") || []).map((/** @type {any} */ c) => {
-        const box = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", checked: shown.has(c.key), dataset: { key: c.key } }));
+        const box = h("input", { type: "checkbox", checked: shown.has(c.key), dataset: { key: c.key } });
         box.addEventListener("change", () => setShown([c.key], box.checked));
         return h("label", { title: c.empty ? "no row has a value here" : "" }, box, c.label, c.empty ? h("span", { class: "rl-muted rl-small" }, " (empty)") : null);
       }),
@@ -115,7 +115,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     clear(el);
     /** @type {any[]} */
     const metrics = model.get("metrics") || [];
-    const search = /** @type {HTMLInputElement} */ (h("input", { type: "search", placeholder: "Search text…", value: state.search, "aria-label": "search" }));
+    const search = h("input", { type: "search", placeholder: "Search text…", value: state.search, "aria-label": "search" });
     /** @type {any} */
     let timer = 0;
     search.addEventListener("input", () => {
@@ -127,7 +127,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     });
     el.append(search);
     if (metrics.length > 1) {
-      const sel = /** @type {HTMLSelectElement} */ (h("select", { class: "rl-metric-select", "aria-label": "metric" }, h("option", { value: "" }, "any metric"), metrics.map((m) => h("option", { value: m.name, selected: m.name === state.metric }, m.name))));
+      const sel = h("select", { class: "rl-metric-select", "aria-label": "metric" }, h("option", { value: "" }, "any metric"), metrics.map((m) => h("option", { value: m.name, selected: m.name === state.metric }, m.name)));
       sel.addEventListener("change", () => {
         state.metric = sel.value;
         state.criterion = null;
@@ -140,8 +140,8 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const metricKind = (chosen[0] || metrics[0] || {}).kind;
     const asShown = (/** @type {number | null} */ v) => (v == null ? "" : metricKind === "pairwise" ? String(v) : String(Math.round(v * 1000) / 10));
     const parse = (/** @type {string} */ s) => (s.trim() === "" || Number.isNaN(Number(s)) ? null : metricKind === "pairwise" ? Number(s) : Number(s) / 100);
-    const lo = /** @type {HTMLInputElement} */ (h("input", { type: "number", class: "rl-min", placeholder: "min", value: asShown(state.scoreMin), step: metricKind === "pairwise" ? 0.5 : 1, "aria-label": "minimum score" }));
-    const hi = /** @type {HTMLInputElement} */ (h("input", { type: "number", class: "rl-max", placeholder: "max", value: asShown(state.scoreMax), step: metricKind === "pairwise" ? 0.5 : 1, "aria-label": "maximum score" }));
+    const lo = h("input", { type: "number", class: "rl-min", placeholder: "min", value: asShown(state.scoreMin), step: metricKind === "pairwise" ? 0.5 : 1, "aria-label": "minimum score" });
+    const hi = h("input", { type: "number", class: "rl-max", placeholder: "max", value: asShown(state.scoreMax), step: metricKind === "pairwise" ? 0.5 : 1, "aria-label": "maximum score" });
     const onRange = () => {
       state.scoreMin = parse(lo.value);
       state.scoreMax = parse(hi.value);
@@ -156,7 +156,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const groups = [];
     for (const k of /** @type {const} */ (["pointwise", "pairwise"])) if (kinds.has(k)) for (const g of STATUS_GROUPS[k]) if (!groups.some(([v]) => v === g[0])) groups.push(g);
     if (groups.length) {
-      const ssel = /** @type {HTMLSelectElement} */ (h("select", { class: "rl-status-filter", "aria-label": "outcome" }, h("option", { value: "" }, "any outcome"), groups.map(([v, label]) => h("option", { value: v, selected: v === state.status }, label))));
+      const ssel = h("select", { class: "rl-status-filter", "aria-label": "outcome" }, h("option", { value: "" }, "any outcome"), groups.map(([v, label]) => h("option", { value: v, selected: v === state.status }, label)));
       ssel.addEventListener("change", () => {
         state.status = ssel.value;
         grid.refresh(true);
@@ -168,7 +168,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const options = chosen.flatMap((m) => (crits[m.name] || []).map((/** @type {any} */ c) => ({ metric: m.name, ...c })));
     if (options.length) {
       const current = state.criterion ? JSON.stringify([state.criterion.name, state.criterion.value]) : "";
-      const csel = /** @type {HTMLSelectElement} */ (
+      const csel = (
         h(
           "select",
           { class: "rl-criterion-filter", "aria-label": "criterion result" },

@@ -11,11 +11,11 @@ const WRAP_HEIGHT = 66;
 const MIN_WIDTH = 48;
 const HEAD_HEIGHT = 38;
 const WIDTHS = { index: 56, text: 260, score: 120, verdict: 210, error: 200, number: 90, bool: 90, list: 240 };
-const raf = (/** @type {FrameRequestCallback} */ cb) => (globalThis.requestAnimationFrame ? requestAnimationFrame(cb) : setTimeout(cb, 16));
-const unraf = (/** @type {any} */ id) => (globalThis.cancelAnimationFrame ? cancelAnimationFrame(id) : clearTimeout(id));
+const raf = (/** @type {FrameRequestCallback} */ cb) => (typeof requestAnimationFrame === "function" ? requestAnimationFrame(cb) : setTimeout(cb, 16));
+const unraf = (/** @type {any} */ id) => (typeof cancelAnimationFrame === "function" ? cancelAnimationFrame(id) : clearTimeout(id));
 
 /** @param {any} col */
-const widthOf = (col) => col.width || WIDTHS[/** @type {keyof WIDTHS} */ (col.kind)] || 160;
+const widthOf = (col) => col.width || WIDTHS[/** @type {keyof typeof WIDTHS} */ (col.kind)] || 160;
 
 /**
  * One cell's content by column kind. Values are text (or numbers) from the kernel.
