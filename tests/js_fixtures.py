@@ -21,7 +21,7 @@ import anywidget
 import pandas as pd
 
 from rubriclab.calibration import criterion_agreement, pairwise_agreement
-from rubriclab.compare import compare
+from rubriclab.comparison import compare
 from rubriclab.result import EvalResult, MetricInfo
 from rubriclab.widgets import (
     CalibrationView,

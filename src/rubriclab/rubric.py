@@ -32,9 +32,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .atomic import atomic_write_text
+from .files import YamlError, atomic_write_text, load_yaml
 from .scale import parse_fraction
-from .yaml12 import YamlError, load_yaml
 
 if TYPE_CHECKING:
     from .scoring import Score

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .agreement import to_python
+from .calibration.measures import to_python
 from .result import EvalResult, load_result, presentation
 from .scale import format_percent
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .result import EvalResult
+    from . import EvalResult
 
 __all__ = ["log_result"]
 

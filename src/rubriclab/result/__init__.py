@@ -19,11 +19,11 @@ from typing import Any, Literal, Protocol, cast
 
 import pandas as pd
 
-from .atomic import atomic_path, atomic_writer
-from .judges.base import CallTally
-from .rubric import Rubric
-from .scale import format_percent
-from .scoring import PASS_RULE, Summary, summarize
+from ..files import atomic_path, atomic_writer
+from ..judges.base import CallTally
+from ..rubric import Rubric
+from ..scale import format_percent
+from ..scoring import PASS_RULE, Summary, summarize
 
 __all__ = [
     "PRESENTATION",
@@ -243,7 +243,7 @@ class EvalResult:
             flat["tokens"] = self.stats.tokens.get(info.name, 0)
             flat["cost"] = self.stats.cost.get(info.name)
             if self.has_column(f"{info.name}/judges"):  # a judge panel: how far its judges agree
-                from .agreement import panel_agreement
+                from ..calibration.measures import panel_agreement
 
                 found = panel_agreement(self.table[f"{info.name}/judges"].tolist())
                 flat.update({k: v for k, v in found.items() if k not in ("judges", "units")})
@@ -334,7 +334,7 @@ class EvalResult:
         """Log summary metrics, the table, the rubrics and the HTML report into the active MLflow
         run (started and ended here if none is active); returns the run id. Needs
         ``pip install 'rubriclab[mlflow]'``."""
-        from .mlflow_log import log_result
+        from .mlflow import log_result
 
         return log_result(
             self,
