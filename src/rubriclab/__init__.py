@@ -66,6 +66,9 @@ _SUBMODULES = {
     "judges",
 }
 
+#: modules that moved into a package, still reachable as ``rl.<old name>`` (``rl.display``)
+_MOVED = {"display": "widgets.display"}
+
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__", "load_ipython_extension"])
 
 
@@ -75,8 +78,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(module, name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
-        module = importlib.import_module(f".{name}", __name__)
+    if name in _SUBMODULES or name in _MOVED:
+        module = importlib.import_module(f".{_MOVED.get(name, name)}", __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module 'rubriclab' has no attribute {name!r}")

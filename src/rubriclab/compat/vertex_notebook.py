@@ -1,7 +1,7 @@
 """``notebook_utils``: Vertex's display helpers, drawing our widgets instead of raw HTML.
 
 Vertex builds HTML from model output without escaping it; ours put every model text in the
-page as text (see :mod:`rubriclab.display`), with a static HTML form for exported notebooks.
+page as text (see :mod:`rubriclab.widgets.display`), with a static HTML form for exported notebooks.
 """
 
 from __future__ import annotations
