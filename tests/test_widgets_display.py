@@ -1,4 +1,4 @@
-"""display.py: the MIME bundle EvalResult shows itself with, and the display functions."""
+"""widgets/display.py: the MIME bundle EvalResult shows itself with, and the display functions."""
 
 from __future__ import annotations
 
