@@ -3,6 +3,7 @@ results whose summary never needs the table."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -110,7 +111,6 @@ def test_running_summary_matches_summarize_over_the_whole_column() -> None:
     assert pairwise.summary().loss == want.loss
 
 
-
 def test_merged_partial_summaries_equal_one_summary_of_every_row() -> None:
     """Workers summarise their own blocks; merging the partials gives the whole column's
     summary, whatever the block sizes (empty and all-error blocks included)."""
@@ -119,7 +119,7 @@ def test_merged_partial_summaries_equal_one_summary_of_every_row() -> None:
     whole = summarize(values, passed=passed)
     for cuts in ([0, 11], [0, 1, 2, 11], [0, 4, 5, 9, 11], [0, 0, 6, 6, 11]):
         merged = RunningSummary()
-        for a, b in zip(cuts, cuts[1:], strict=False):
+        for a, b in itertools.pairwise(cuts):
             part = RunningSummary()
             part.add(values[a:b], passed[a:b])
             merged.merge(RunningSummary.from_dict(part.to_dict()))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .columns import PASSED, SCORE, TOKENS, col
 from .stream import RunningSummary, judge_frame
 
 if TYPE_CHECKING:
@@ -137,11 +138,12 @@ def _partial_summaries(
     row: dict[str, Any] = {}
     for name in names:
         running = RunningSummary(pairwise=name in pairwise)
-        passed = batch.get(f"{name}/passed")
+        passed = batch.get(col(name, PASSED))
         running.add(
-            batch[f"{name}/score"].tolist(), passed.tolist() if passed is not None else None
+            batch[col(name, SCORE)].tolist(), passed.tolist() if passed is not None else None
         )
         row[f"{name}|summary"] = json.dumps(running.to_dict())
-        tokens = batch[f"{name}/tokens"] if f"{name}/tokens" in batch else pd.Series(0, batch.index)
+        has_tokens = col(name, TOKENS) in batch
+        tokens = batch[col(name, TOKENS)] if has_tokens else pd.Series(0, batch.index)
         row[f"{name}|tokens"] = int(pd.to_numeric(tokens).fillna(0).sum())
     return pd.DataFrame([row])

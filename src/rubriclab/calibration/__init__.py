@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..columns import to_plain as _py
 from ..rubric import Rubric
 from ..scoring import Interval, ScoreError, coerce_level, wilson_interval
 from .measures import Agreement, agreement, cohen_kappa, confusion_counts, pearson, spearman
-from .measures import to_python as _py
 
 __all__ = [
     "VERDICTS",
