@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..columns import ERROR, field_of
 from ._assets import BundleMissingError
 from ._source import as_source
 from ._static.common import esc, fmt_rate, fmt_score, fmt_std
@@ -251,7 +252,7 @@ class _LiveRun:
 
 
 def _error_rows(part: Any) -> int:
-    cols = [c for c in part.columns if str(c).endswith("/error")]
+    cols = [c for c in part.columns if field_of(str(c)) == ERROR]
     if not cols:
         return 0
     flags = part[cols].apply(lambda col: col.map(lambda v: isinstance(v, str) and bool(v.strip())))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...columns import preview
 from .._markdown import markdown_html
 from ..trace_view import trace_tree_html
 from .common import (
@@ -25,7 +26,6 @@ from .common import (
     images_html,
     md_html,
     mock_html,
-    short,
 )
 
 __all__ = ["case_html", "case_text", "metric_html", "metric_text"]
@@ -61,7 +61,7 @@ def metric_text(m: Mapping[str, Any]) -> list[str]:
         for c in m.get("criteria") or []:
             lines.append(f"  - {c.get('name')}: {_level_text(c)}")
     if m.get("rationale"):
-        lines.append(f"  rationale: {short(str(m['rationale']), 300)}")
+        lines.append(f"  rationale: {preview(str(m['rationale']), 300)}")
     return lines
 
 
@@ -69,7 +69,7 @@ def case_text(case: Mapping[str, Any], is_mock: bool = False) -> str:
     lines = [MOCK_TEXT] if is_mock else []
     lines.append(str(case.get("heading", "")))
     for f in case.get("fields", []):
-        lines.append(f"{f['name']}: {short(str(f.get('text') or ''), 300)}")
+        lines.append(f"{f['name']}: {preview(str(f.get('text') or ''), 300)}")
     for m in case.get("metrics", []):
         lines.extend(metric_text(m))
     return "\n".join(lines)

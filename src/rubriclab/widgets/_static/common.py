@@ -32,7 +32,6 @@ __all__ = [
     "md_html",
     "mock_html",
     "num",
-    "short",
 ]
 
 FG = "var(--jp-ui-font-color1, #333)"
@@ -118,11 +117,6 @@ def mock_html(is_mock: bool, judge: str = "") -> str:
         'padding:5px 9px; border-radius:6px; font-weight:600; margin-bottom:6px;">'
         f"⚠ MOCK judge{who}: these results come from an offline mock, not a real model.</div>"
     )
-
-
-def short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _MD_BOX = f"overflow-wrap:anywhere; background:{BG2}; border:1px solid {BORDER}; border-radius:4px; padding:0 8px; margin:2px 0 8px;"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...columns import preview
 from .case import metric_html, metric_text
 from .common import (
     MOCK_TEXT,
@@ -19,7 +20,6 @@ from .common import (
     images_html,
     md_html,
     mock_html,
-    short,
 )
 
 __all__ = ["pairwise_html", "pairwise_text"]
@@ -39,10 +39,10 @@ def pairwise_text(
     lines.extend(_totals_line(t) for t in totals)
     lines.append(str(case.get("heading", "")))
     for f in case.get("fields", []):
-        lines.append(f"{f['name']}: {short(str(f.get('text') or ''), 200)}")
+        lines.append(f"{f['name']}: {preview(str(f.get('text') or ''), 200)}")
     for side in ("candidate", "baseline"):
         s = case.get(side) or {}
-        lines.append(f"{side}: {short(str(s.get('text') or ''), 200)}")
+        lines.append(f"{side}: {preview(str(s.get('text') or ''), 200)}")
     metric = case.get("metric")
     if metric:
         lines.extend(metric_text(metric))

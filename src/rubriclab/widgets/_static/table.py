@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...columns import SWAP_CONSISTENT, field_of, preview
 from .._cells import cell, columns_payload
 from .._source import Source
 from .common import (
@@ -21,7 +22,6 @@ from .common import (
     fmt_score,
     fmt_std,
     mock_html,
-    short,
 )
 
 __all__ = ["summary_text", "table_html", "table_text"]
@@ -84,7 +84,7 @@ def _cell_text(col: Mapping[str, Any], value: Any) -> str:
     if col["kind"] == "score":
         return fmt_score(shown, str(col.get("metric_kind", "pointwise")))
     if col["kind"] == "bool":
-        if str(col["key"]).endswith("/swap_consistent"):
+        if field_of(str(col["key"])) == SWAP_CONSISTENT:
             return "agree" if shown else "disagree"
         return "yes" if shown else "no"
     if isinstance(shown, float):
@@ -110,7 +110,7 @@ def table_text(source: Source, title: str = "", max_rows: int = 10) -> str:
         lines.append("")
         for pos in range(min(n, max_rows)):
             row = source.table.iloc[pos]
-            parts = [f"{c['label']}={short(_cell_text(c, row[c['key']]), 40)}" for c in cols]
+            parts = [f"{c['label']}={preview(_cell_text(c, row[c['key']]), 40)}" for c in cols]
             lines.append(f"[{pos}] " + "; ".join(parts))
         if n > max_rows:
             lines.append(f"... {n - max_rows:,} more rows")
@@ -149,7 +149,7 @@ def table_html(source: Source, title: str = "", max_rows: int = 20) -> str:
     for pos in range(min(n, max_rows)):
         record = source.table.iloc[pos]
         cells = [esc(source.table.index[pos])] + [
-            esc(short(_cell_text(c, record[c["key"]]), 160)) for c in cols[1:]
+            esc(preview(_cell_text(c, record[c["key"]]), 160)) for c in cols[1:]
         ]
         out.append(
             "<tr>"
