@@ -1,7 +1,7 @@
 """Vertex's metric classes with the constructor parameters people already write.
 
 They only describe *what* is judged (templates, parsers, sampling); running them is
-:mod:`.vertex_run`'s job, on whichever judge ``rl.set_judge`` / ``RUBRICLAB_JUDGE`` names.
+:mod:`.critique`'s job, on whichever judge ``rl.set_judge`` / ``RUBRICLAB_JUDGE`` names.
 Templates are checked when a metric is built, so a stray brace fails at the line that made it.
 """
 
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
-from ..templates import brace_placeholders
-from . import vertex_prompts, vertex_utils
+from ...templates import brace_placeholders
+from . import prompts, utils
 
 if TYPE_CHECKING:
-    from ..judges import Judge
+    from ...judges import Judge
 
 __all__ = [
     "AutoraterConfig",
@@ -76,7 +76,7 @@ class RubricGenerationConfig:
     """A ``{placeholder}`` prompt that asks for rubric questions, the judge, and the parser.
 
     ``model`` is a judge spec or :class:`~rubriclab.Judge` (Vertex: a Gemini model); None uses
-    the session judge. ``parsing_fn`` defaults to :func:`vertex_utils.parse_rubrics`.
+    the session judge. ``parsing_fn`` defaults to :func:`utils.parse_rubrics`.
     """
 
     prompt_template: str
@@ -92,7 +92,7 @@ class RubricGenerationConfig:
 
     @property
     def parser(self) -> RubricParser:
-        return self.parsing_fn or vertex_utils.parse_rubrics
+        return self.parsing_fn or utils.parse_rubrics
 
 
 class _CritiqueMetric:
@@ -132,7 +132,7 @@ class _CritiqueMetric:
         return self._default_parse
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        return vertex_utils.parse_pointwise_rubric_result(texts)
+        return utils.parse_pointwise_rubric_result(texts)
 
     @property
     def return_raw_output(self) -> bool:
@@ -151,10 +151,10 @@ class PointwiseMetric(_CritiqueMetric):
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pointwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        result = vertex_utils.parse_pointwise_rubric_result(texts)
+        result = utils.parse_pointwise_rubric_result(texts)
         if result.get("error") is None or "rubrics" in self.placeholders:
             return result
-        from .vertex_classic import parse_pointwise_score_result  # no verdicts: a classic metric?
+        from .classic import parse_pointwise_score_result  # no verdicts: a classic metric?
 
         classic = parse_pointwise_score_result(texts)
         if classic.get("error") is None:
@@ -172,10 +172,10 @@ class PairwiseMetric(_CritiqueMetric):
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pairwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        result = vertex_utils.parse_pairwise_rubric_result(texts)
+        result = utils.parse_pairwise_rubric_result(texts)
         if result.get("error") is None or "rubrics" in self.placeholders:
             return result
-        from .vertex_classic import parse_pairwise_choice_result  # classic: CANDIDATE/BASELINE/TIE
+        from .classic import parse_pairwise_choice_result  # classic: CANDIDATE/BASELINE/TIE
 
         classic = parse_pairwise_choice_result(texts)
         if classic.get("error") is None:
@@ -238,14 +238,14 @@ class RubricBasedMetric:
         A row whose generation failed keeps ``rubrics`` empty and says why in
         ``rubric_generation_error``; ``rubric_generation_raw_output`` keeps the judge's text.
         """
-        from ..runner import run_sync
+        from ...runner import run_sync
 
         return run_sync(self.agenerate_rubrics(eval_dataset, judge=judge))
 
     async def agenerate_rubrics(
         self, eval_dataset: pd.DataFrame, *, judge: Judge | str | None = None
     ) -> pd.DataFrame:
-        from .vertex_run import add_rubrics, pick_judge
+        from .critique import add_rubrics, pick_judge
 
         frame, _ = await add_rubrics(
             self, eval_dataset, pick_judge(self.generation_config.model, judge)
@@ -260,26 +260,26 @@ class RubricBasedMetric:
 
 
 def _predefined(key: str, pairwise: bool) -> RubricBasedMetric:
-    prompts = vertex_prompts.PromptSet.for_metric(key)
+    prompt_set = prompts.PromptSet.for_metric(key)
     defaults = {"description": "(no description was written)"}
     output = CustomOutputConfig(return_raw_output=True)
     critique: PointwiseMetric | PairwiseMetric
     if pairwise:
         critique = PairwiseMetric(
             metric=f"pairwise_rb_{key}",
-            metric_prompt_template=prompts.pairwise,
+            metric_prompt_template=prompt_set.pairwise,
             custom_output_config=output,
             template_defaults=defaults,
         )
     else:
         critique = PointwiseMetric(
             metric=f"rb_{key}",
-            metric_prompt_template=prompts.pointwise,
+            metric_prompt_template=prompt_set.pointwise,
             custom_output_config=output,
             template_defaults=defaults,
         )
     return RubricBasedMetric(
-        generation_config=RubricGenerationConfig(prompt_template=prompts.generation),
+        generation_config=RubricGenerationConfig(prompt_template=prompt_set.generation),
         critique_metric=critique,
     )
 

@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..judges.mock import register_responder
-from ..judges.mockdata import LABEL, message_text
+from ...judges.mock import register_responder
+from ...judges.mockdata import LABEL, message_text
 
 __all__ = ["vertex_responder"]
 

@@ -17,15 +17,14 @@ from typing import Any
 
 import pandas as pd
 
-from ..atomic import atomic_write_text, atomic_writer
-from ..data import to_frame
-from ..judges import Judge
-from ..metrics.computation import COMPUTATION, ComputationMetric
-from ..result import EvalResult as _Result
-from ..result import MetricInfo, RunStats, _plain
-from ..templates import TemplateError, format_braces
-from .vertex_metrics import AutoraterConfig, PairwiseMetric, PointwiseMetric, RubricBasedMetric
-from .vertex_run import (
+from ...atomic import atomic_write_text, atomic_writer
+from ...data import to_frame
+from ...judges import Judge
+from ...metrics.computation import COMPUTATION, ComputationMetric
+from ...result import EvalResult as _Result
+from ...result import MetricInfo, RunStats, _plain
+from ...templates import TemplateError, format_braces
+from .critique import (
     GEN_ERROR,
     RUBRICS,
     CallPolicy,
@@ -35,7 +34,8 @@ from .vertex_run import (
     pick_judge,
     stats_for,
 )
-from .vertex_runnable import run_runnable
+from .metrics import AutoraterConfig, PairwiseMetric, PointwiseMetric, RubricBasedMetric
+from .runnable import run_runnable
 
 __all__ = ["EvalResult", "EvalTask"]
 
@@ -148,7 +148,7 @@ class EvalTask:
         """Show this task's runs side by side (Vertex shows the experiment's runs)."""
         if not self.runs:
             raise ValueError("this EvalTask has no runs yet: call evaluate() first")
-        from .vertex_notebook import display_radar_plot
+        from .notebook_utils import display_radar_plot
 
         display_radar_plot(self.runs)
 
@@ -168,10 +168,10 @@ class EvalTask:
     ) -> EvalResult:
         """Run the evaluation. ``model`` (a judge spec, a bare model name sent to the judge's
         endpoint, a Judge, or a function of the prompt) or ``runnable`` (an agent: see
-        :mod:`.vertex_runnable`) first writes the ``response`` column.
+        :mod:`.runnable`) first writes the ``response`` column.
         ``evaluation_service_qps`` caps judge calls started per second and ``retry_timeout``
         bounds one call with its retries, in seconds (vertexai's meanings, on our judge)."""
-        from ..runner import run_sync
+        from ...runner import run_sync
 
         return run_sync(
             self.aevaluate(
@@ -202,7 +202,7 @@ class EvalTask:
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
-        from ..evaluate import _generate_responses
+        from ...evaluate import _generate_responses
 
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .parse import ParseError, _require_text, extract_json
+from ...parse import ParseError, _require_text, extract_json
 
 __all__ = [
     "RATINGS",

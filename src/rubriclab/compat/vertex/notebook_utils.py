@@ -22,7 +22,7 @@ def display_eval_result(
     eval_result: Any, title: str | None = None, metrics: Sequence[str] | None = None
 ) -> None:
     """Show the summary and the sortable, filterable result table."""
-    from .. import display
+    from ... import display
 
     display.display_eval_result(_ours(eval_result), title=title, metrics=metrics)
 
@@ -37,7 +37,7 @@ def display_explanations(
     """Show ``num`` rows drawn at random (as vertexai does: ``metrics_table.sample(n=num)``) with
     each rubric question's verdict and the raw critique. ``seed`` makes the draw repeatable
     (None: a new draw each call, like vertexai); ``num`` above the row count shows every row."""
-    from .. import display
+    from ... import display
 
     if num < 1:
         raise ValueError(f"num must be greater than 0, got {num}")
@@ -52,13 +52,13 @@ def display_radar_plot(
 ) -> None:
     """Vertex draws a radar of summary metrics per run; we draw the same comparison as bars
     (one per run and metric, with std or interval), which read more exactly than a radar."""
-    from .. import display
+    from ... import display
 
     display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=metrics)
 
 
 def display_bar_plot(eval_results_with_title: Sequence[tuple[str, Any]], metric: str) -> None:
     """One metric across runs as bars (mean score, or win rate for a pairwise metric)."""
-    from .. import display
+    from ... import display
 
     display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=[metric])

@@ -26,10 +26,10 @@ Where we differ from Vertex, on purpose:
 
 from __future__ import annotations
 
-from . import vertex_mock as _vertex_mock  # noqa: F401  (teaches the mock judge these formats)
-from . import vertex_notebook as notebook_utils
-from . import vertex_utils as utils
-from .vertex_metrics import (
+from . import mock as _vertex_mock  # noqa: F401  (teaches the mock judge these formats)
+from . import notebook_utils as notebook_utils
+from . import utils as utils
+from .metrics import (
     AutoraterConfig,
     CustomOutputConfig,
     PairwiseMetric,
@@ -38,7 +38,7 @@ from .vertex_metrics import (
     RubricBasedMetric,
     RubricGenerationConfig,
 )
-from .vertex_task import EvalResult, EvalTask
+from .task import EvalResult, EvalTask
 
 __all__ = [
     "AutoraterConfig",

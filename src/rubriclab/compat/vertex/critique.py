@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..data import DataError, Media, to_cases
-from ..judges import (
+from ...data import DataError, Media, to_cases
+from ...judges import (
     CallError,
     CallTally,
     Judge,
@@ -28,15 +28,15 @@ from ..judges import (
     get_judge,
     image_part,
 )
-from ..judges.specs import PROVIDERS
-from ..result import RunStats
-from ..templates import TemplateError, format_braces
-from . import vertex_utils
-from .vertex_classic import CHOICES
-from .vertex_metrics import AutoraterConfig, PairwiseMetric, RubricBasedMetric
+from ...judges.specs import PROVIDERS
+from ...result import RunStats
+from ...templates import TemplateError, format_braces
+from . import utils
+from .classic import CHOICES
+from .metrics import AutoraterConfig, PairwiseMetric, RubricBasedMetric
 
 if TYPE_CHECKING:
-    from .vertex_metrics import _CritiqueMetric
+    from .metrics import _CritiqueMetric
 
 __all__ = [
     "RUBRICS",
@@ -205,7 +205,7 @@ def _variables(
     for key, value in row.items():
         if key == RUBRICS:
             if not _missing(value):
-                out[key] = vertex_utils.format_rubrics(value)
+                out[key] = utils.format_rubrics(value)
         elif not _missing(value):
             out[str(key)] = str(value)
     if swap:
@@ -413,7 +413,7 @@ def _criteria(pairs: Any) -> list[dict[str, Any]]:
             "evidence": "",
             "reasoning": "",
         }
-        for n, (q, v) in enumerate(vertex_utils.read_verdict_pairs(pairs), 1)
+        for n, (q, v) in enumerate(utils.read_verdict_pairs(pairs), 1)
     ]
 
 
@@ -462,7 +462,7 @@ def _tabulate(out: Critiqued, metric: _CritiqueMetric, state: list[_Row], pairwi
             if score is not None and first.get("pairwise_choice") in CHOICES:  # classic
                 put(f"{m}/pairwise_choice", i, _CLASSIC_CHOICE[float(score)])
             elif score is not None:
-                put(f"{m}/pairwise_choice", i, vertex_utils.CHOICE_SENTENCES.get(float(score)))
+                put(f"{m}/pairwise_choice", i, utils.CHOICE_SENTENCES.get(float(score)))
             put(f"{m}/swap_consistent", i, consistent)
             put(f"{m}/candidate_criteria", i, cand or None)
             put(f"{m}/baseline_criteria", i, base or None)
