@@ -22,7 +22,7 @@ from ...data import to_frame
 from ...judges import Judge
 from ...metrics.computation import COMPUTATION, ComputationMetric
 from ...result import EvalResult as _Result
-from ...result import MetricInfo, RunStats, _plain
+from ...result import MetricInfo, RunStats, plain
 from ...templates import TemplateError, format_braces
 from .critique import (
     GEN_ERROR,
@@ -202,7 +202,7 @@ class EvalTask:
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
-        from ...evaluate import _generate_responses
+        from ...evaluate import generate_responses
 
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")
@@ -216,7 +216,7 @@ class EvalTask:
             prompt_template, response_column_name, baseline_model_response_column_name
         )
         if model is not None:
-            frame = await _generate_responses(frame, model_for(model, default), None)
+            frame = await generate_responses(frame, model_for(model, default), None)
         if runnable is not None:
             frame = await run_runnable(frame, runnable)
         for metric in self.metrics:
@@ -228,7 +228,7 @@ class EvalTask:
                 and critic.baseline_model is not None
                 and "baseline_model_response" not in frame.columns
             ):
-                frame = await _generate_responses(
+                frame = await generate_responses(
                     frame,
                     model_for(critic.baseline_model, default),
                     {"response": "baseline_model_response"},
@@ -401,10 +401,10 @@ def _write(
     folder = Path(prefix.removeprefix("file://")).expanduser() / run
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
-        folder / "summary_metrics.json", json.dumps({"summary_metrics": _plain(summary)}, indent=2)
+        folder / "summary_metrics.json", json.dumps({"summary_metrics": plain(summary)}, indent=2)
     )
     with atomic_writer(folder / "metrics_table.jsonl") as fh:
         for record in table.to_dict(orient="records"):
-            fh.write(json.dumps(_plain(record), default=str) + "\n")
+            fh.write(json.dumps(plain(record), default=str) + "\n")
     result.save(folder / "result.jsonl")
     return folder
