@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ...parse import ParseError, require_text, extract_json
+from ...parse import ParseError, extract_json, require_text
 
 __all__ = [
     "RATINGS",

@@ -19,22 +19,20 @@ import pandas as pd
 
 from ...atomic import atomic_write_text, atomic_writer
 from ...data import to_frame
+from ...evaluate import generate_responses
 from ...judges import Judge
 from ...metrics.computation import COMPUTATION, ComputationMetric
 from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats, plain
+from ...runner import run_sync
 from ...templates import TemplateError, format_braces
-from .critique import (
-    GEN_ERROR,
-    RUBRICS,
-    CallPolicy,
-    add_rubrics,
-    critique,
-    model_for,
-    pick_judge,
-    stats_for,
-)
-from .metrics import AutoraterConfig, PairwiseMetric, PointwiseMetric, RubricBasedMetric
+from .calls import CallPolicy, judge_for, model_for
+from .config import AutoraterConfig
+from .critique import critique
+from .generation import add_rubrics
+from .metrics import PairwiseMetric, PointwiseMetric, RubricBasedMetric
+from .notebook_utils import display_radar_plot
+from .rows import GEN_ERROR, RUBRICS
 from .runnable import run_runnable
 
 __all__ = ["EvalResult", "EvalTask"]
@@ -148,8 +146,6 @@ class EvalTask:
         """Show this task's runs side by side (Vertex shows the experiment's runs)."""
         if not self.runs:
             raise ValueError("this EvalTask has no runs yet: call evaluate() first")
-        from .notebook_utils import display_radar_plot
-
         display_radar_plot(self.runs)
 
     def evaluate(
@@ -171,8 +167,6 @@ class EvalTask:
         :mod:`.runnable`) first writes the ``response`` column.
         ``evaluation_service_qps`` caps judge calls started per second and ``retry_timeout``
         bounds one call with its retries, in seconds (vertexai's meanings, on our judge)."""
-        from ...runner import run_sync
-
         return run_sync(
             self.aevaluate(
                 model=model,
@@ -202,8 +196,6 @@ class EvalTask:
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
-        from ...evaluate import generate_responses
-
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")
         calls = CallPolicy(qps=evaluation_service_qps, retry_timeout=retry_timeout)
@@ -211,7 +203,7 @@ class EvalTask:
         judged = model is not None or any(
             not isinstance(m, ComputationMetric) for m in self.metrics
         )
-        default = pick_judge(task_judge, judge) if judged else None  # computation needs none
+        default = judge_for(task_judge, judge) if judged else None  # computation needs none
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
@@ -246,18 +238,20 @@ class EvalTask:
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             name = critic.metric_name
             if isinstance(metric, RubricBasedMetric):
-                gen_judge = pick_judge(metric.generation_config.model, task_judge, judge)
+                gen_judge = judge_for(metric.generation_config.model, task_judge, judge)
                 any_mock = any_mock or gen_judge.is_mock
-                frame, usage = await add_rubrics(metric, frame, gen_judge, calls)
-                stats_for(stats, name, usage)
+                frame, usage = await add_rubrics(
+                    metric.generation_config, name, frame, gen_judge, calls
+                )
+                stats.add(name, usage)
             config = critic.autorater_config
-            m_judge = pick_judge(config.autorater_model if config else None, task_judge, judge)
+            m_judge = judge_for(config.autorater_model if config else None, task_judge, judge)
             any_mock = any_mock or m_judge.is_mock
             done = await critique(critic, frame, m_judge, self.autorater_config, calls)
             for column, values in done.columns.items():
                 frame[column] = pd.Series(values, index=frame.index, dtype=object)
             frame[f"{name}/score"] = frame[f"{name}/score"].astype(float)
-            stats_for(stats, name, done.usage)
+            stats.add(name, done.usage)
             infos.append(MetricInfo(name, "pairwise" if done.kind == "pairwise" else "pointwise"))
         run_name = experiment_run_name or _run_name(output_file_name)
         meta: dict[str, Any] = {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...parse import ParseError
+from ...rubric import Rubric
 from .formats import (
     RATINGS,
     PairwiseRubricResult,
@@ -225,8 +226,6 @@ def format_rubrics(questions: Any) -> str:
     A list (or our :class:`~rubriclab.Rubric`) is numbered; text is used as written, so a
     hand-edited rubric string goes to the judge unchanged.
     """
-    from ...rubric import Rubric
-
     if isinstance(questions, Rubric):
         questions = [c.question for c in questions.criteria]
     if isinstance(questions, str):
