@@ -1,4 +1,4 @@
-"""Running Vertex-style metrics on our engine: render ``{placeholders}``, call, parse, tabulate.
+"""Critique with Vertex-style metrics: render ``{placeholders}``, call, parse, tabulate.
 
 Every call goes through a :class:`~rubriclab.Judge` (so retries, cache and the mock apply), a
 row's images travel as content parts, and whatever fails (a call, a parser, a missing rubric)
@@ -26,9 +26,6 @@ from .metrics import CritiqueMetric, PairwiseMetric
 from .rows import GEN_ERROR, RUBRICS, is_missing, media_per_row, messages, variables
 
 __all__ = ["Critiqued", "critique"]
-
-
-# -- critique -------------------------------------------------------------------------------------
 
 
 @dataclass
