@@ -17,13 +17,14 @@ from typing import Any
 
 import pandas as pd
 
-from ...atomic import atomic_write_text, atomic_writer
+from ...columns import to_plain
 from ...data import to_frame
 from ...evaluate import generate_responses
+from ...files import atomic_write_text, atomic_writer
 from ...judges import Judge
 from ...metrics.computation import COMPUTATION, ComputationMetric
 from ...result import EvalResult as _Result
-from ...result import MetricInfo, RunStats, plain
+from ...result import MetricInfo, RunStats
 from ...runner import run_sync
 from ...templates import TemplateError, format_braces
 from .calls import CallPolicy, judge_for, model_for
@@ -395,10 +396,11 @@ def _write(
     folder = Path(prefix.removeprefix("file://")).expanduser() / run
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
-        folder / "summary_metrics.json", json.dumps({"summary_metrics": plain(summary)}, indent=2)
+        folder / "summary_metrics.json",
+        json.dumps({"summary_metrics": to_plain(summary)}, indent=2),
     )
     with atomic_writer(folder / "metrics_table.jsonl") as fh:
         for record in table.to_dict(orient="records"):
-            fh.write(json.dumps(plain(record), default=str) + "\n")
+            fh.write(json.dumps(to_plain(record), default=str) + "\n")
     result.save(folder / "result.jsonl")
     return folder
