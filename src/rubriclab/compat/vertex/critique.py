@@ -16,6 +16,25 @@ from typing import Any
 
 import pandas as pd
 
+from ...columns import (
+    ATTEMPTS,
+    BASELINE_CRITERIA,
+    BASELINE_SCORE,
+    CANDIDATE_CRITERIA,
+    CANDIDATE_SCORE,
+    CRITERIA,
+    ERROR,
+    LATENCY,
+    PAIRWISE_CHOICE,
+    PASSED,
+    RATIONALE,
+    RAW_OUTPUT,
+    SCORE,
+    SWAP_CONSISTENT,
+    TOKENS,
+    VERDICT,
+    col,
+)
 from ...judges import CallTally, Judge, MediaError, Request
 from ...templates import TemplateError, format_braces
 from . import utils
@@ -25,7 +44,17 @@ from .config import AutoraterConfig
 from .metrics import CritiqueMetric, PairwiseMetric
 from .rows import GEN_ERROR, RUBRICS, is_missing, media_per_row, messages, variables
 
-__all__ = ["Critiqued", "critique"]
+__all__ = [
+    "BASELINE_PAIRS",
+    "CANDIDATE_PAIRS",
+    "PAIRWISE_KEYS",
+    "POINTWISE_KEYS",
+    "RAW_OUTPUTS",
+    "VERDICT_PAIRS",
+    "VERTEX_FIELDS",
+    "Critiqued",
+    "critique",
+]
 
 
 @dataclass
@@ -133,14 +162,25 @@ async def critique(
     return out
 
 
-_POINTWISE_KEYS = ("score", "rubric_verdict_pairs")
-_CLASSIC_CHOICE = {v: k for k, v in CHOICES.items()}
-_PAIRWISE_KEYS = (
-    "pairwise_choice",
-    "score",
-    "baseline_rubric_verdict_pairs",
-    "candidate_rubric_verdict_pairs",
+#: Vertex's own fields (beside ours from :mod:`rubriclab.columns`): verdicts as text lines
+VERDICT_PAIRS = "rubric_verdict_pairs"
+BASELINE_PAIRS = "baseline_rubric_verdict_pairs"
+CANDIDATE_PAIRS = "candidate_rubric_verdict_pairs"
+RAW_OUTPUTS = "raw_outputs"
+#: the fields every row of a pointwise / pairwise metric has, in Vertex's table order
+POINTWISE_KEYS = (SCORE, VERDICT_PAIRS)
+PAIRWISE_KEYS = (PAIRWISE_CHOICE, SCORE, BASELINE_PAIRS, CANDIDATE_PAIRS)
+#: Vertex's fields in the order its metrics table shows them
+VERTEX_FIELDS = (
+    SCORE,
+    PAIRWISE_CHOICE,
+    VERDICT_PAIRS,
+    BASELINE_PAIRS,
+    CANDIDATE_PAIRS,
+    RAW_OUTPUTS,
+    ERROR,
 )
+_CLASSIC_CHOICE = {v: k for k, v in CHOICES.items()}
 
 
 def _criteria(pairs: Any) -> list[dict[str, Any]]:
@@ -169,58 +209,58 @@ def _combine(first: float | None, second: float | None) -> tuple[float | None, b
 def _tabulate(out: Critiqued, metric: CritiqueMetric, state: list[_Row], pairwise: bool) -> None:
     m = metric.metric_name
     n = len(state)
-    known = _PAIRWISE_KEYS if pairwise else _POINTWISE_KEYS
-    cols: dict[str, list[Any]] = {f"{m}/{key}": [None] * n for key in known}
+    known = PAIRWISE_KEYS if pairwise else POINTWISE_KEYS
+    cols: dict[str, list[Any]] = {col(m, key): [None] * n for key in known}
 
-    def put(key: str, i: int, value: Any) -> None:
-        cols.setdefault(key, [None] * n)[i] = value
+    def put(field: str, i: int, value: Any) -> None:
+        cols.setdefault(col(m, field), [None] * n)[i] = value
 
     for i, st in enumerate(state):
         first = st.parsed[0] if st.parsed else {}
         for key, value in first.items():
-            if key == "error" or (key == "raw_outputs" and not metric.return_raw_output):
+            if key == ERROR or (key == RAW_OUTPUTS and not metric.return_raw_output):
                 continue
-            put(f"{m}/{key}", i, value)
+            put(str(key), i, value)
         if metric.return_raw_output:
-            put(f"{m}/raw_outputs", i, list(st.raw))
-        errors = [str(p["error"]) for p in st.parsed if p.get("error")]
+            put(RAW_OUTPUTS, i, list(st.raw))
+        errors = [str(p[ERROR]) for p in st.parsed if p.get(ERROR)]
         error = st.error or ("; ".join(errors) if errors else None)
-        score = None if error else first.get("score")
-        put(f"{m}/raw_output", i, list(st.raw) if st.raw else None)
-        put(f"{m}/rationale", i, first.get("explanation") or "")  # classic metrics explain
-        put(f"{m}/passed", i, None)
+        score = None if error else first.get(SCORE)
+        put(RAW_OUTPUT, i, list(st.raw) if st.raw else None)
+        put(RATIONALE, i, first.get("explanation") or "")  # classic metrics explain
+        put(PASSED, i, None)
         if pairwise:
             swapped = st.parsed[1] if len(st.parsed) > 1 else None
             consistent: bool | None = None
             if swapped is not None and score is not None:
-                other = swapped.get("score")
+                other = swapped.get(SCORE)
                 score, consistent = _combine(score, None if other is None else -float(other))
                 if score is None:
                     error = "the swapped-order critique has no score"
-            cand = _criteria(first.get("candidate_rubric_verdict_pairs"))
-            base = _criteria(first.get("baseline_rubric_verdict_pairs"))
-            if score is not None and first.get("pairwise_choice") in CHOICES:  # classic
-                put(f"{m}/pairwise_choice", i, _CLASSIC_CHOICE[float(score)])
+            cand = _criteria(first.get(CANDIDATE_PAIRS))
+            base = _criteria(first.get(BASELINE_PAIRS))
+            if score is not None and first.get(PAIRWISE_CHOICE) in CHOICES:  # classic
+                put(PAIRWISE_CHOICE, i, _CLASSIC_CHOICE[float(score)])
             elif score is not None:
-                put(f"{m}/pairwise_choice", i, utils.CHOICE_SENTENCES.get(float(score)))
-            put(f"{m}/swap_consistent", i, consistent)
-            put(f"{m}/candidate_criteria", i, cand or None)
-            put(f"{m}/baseline_criteria", i, base or None)
-            put(f"{m}/candidate_score", i, _share(cand))
-            put(f"{m}/baseline_score", i, _share(base))
-            put(f"{m}/criteria", i, _winners(cand, base))
+                put(PAIRWISE_CHOICE, i, utils.CHOICE_SENTENCES.get(float(score)))
+            put(SWAP_CONSISTENT, i, consistent)
+            put(CANDIDATE_CRITERIA, i, cand or None)
+            put(BASELINE_CRITERIA, i, base or None)
+            put(CANDIDATE_SCORE, i, _share(cand))
+            put(BASELINE_SCORE, i, _share(base))
+            put(CRITERIA, i, _winners(cand, base))
             verdict = None
             if score is not None:
                 verdict = "candidate wins" if score > 0 else "baseline wins" if score < 0 else "tie"
-            put(f"{m}/verdict", i, verdict)
+            put(VERDICT, i, verdict)
         else:
-            put(f"{m}/criteria", i, _criteria(first.get("rubric_verdict_pairs")))
-            put(f"{m}/verdict", i, None)
-        put(f"{m}/score", i, None if score is None else float(score))
-        put(f"{m}/error", i, error)
-        put(f"{m}/tokens", i, st.usage.tokens)
-        put(f"{m}/latency", i, round(st.usage.latency, 4))
-        put(f"{m}/attempts", i, st.usage.attempts)
+            put(CRITERIA, i, _criteria(first.get(VERDICT_PAIRS)))
+            put(VERDICT, i, None)
+        put(SCORE, i, None if score is None else float(score))
+        put(ERROR, i, error)
+        put(TOKENS, i, st.usage.tokens)
+        put(LATENCY, i, round(st.usage.latency, 4))
+        put(ATTEMPTS, i, st.usage.attempts)
     out.columns = cols
 
 

@@ -17,7 +17,27 @@ from typing import Any
 
 import pandas as pd
 
-from ...columns import to_plain
+from ...columns import (
+    ATTEMPTS,
+    BASELINE_CRITERIA,
+    BASELINE_SCORE,
+    CANDIDATE_CRITERIA,
+    CANDIDATE_SCORE,
+    CRITERIA,
+    ERROR,
+    LATENCY,
+    PASSED,
+    RATIONALE,
+    RAW_OUTPUT,
+    SCORE,
+    SWAP_CONSISTENT,
+    TOKENS,
+    VERDICT,
+    col,
+    field_of,
+    metric_of,
+    to_plain,
+)
 from ...data import to_frame
 from ...evaluate import generate_responses
 from ...files import atomic_write_text, atomic_writer
@@ -29,7 +49,7 @@ from ...runner import run_sync
 from ...templates import TemplateError, format_braces
 from .calls import CallPolicy, judge_for, model_for
 from .config import AutoraterConfig
-from .critique import critique
+from .critique import VERTEX_FIELDS, critique
 from .generation import add_rubrics
 from .metrics import PairwiseMetric, PointwiseMetric, RubricBasedMetric
 from .notebook_utils import display_radar_plot
@@ -41,29 +61,21 @@ __all__ = ["EvalResult", "EvalTask"]
 AnyMetric = RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric | str
 ModelArg = Judge | str | Callable[[str], Any] | None
 
-_VERTEX_FIELDS = (
-    "score",
-    "pairwise_choice",
-    "rubric_verdict_pairs",
-    "baseline_rubric_verdict_pairs",
-    "candidate_rubric_verdict_pairs",
-    "raw_outputs",
-    "error",
-)
+#: our fields, which Vertex's metrics table leaves out (they stay on ``EvalResult.result``)
 _OUR_FIELDS = (
-    "verdict",
-    "passed",
-    "criteria",
-    "rationale",
-    "raw_output",
-    "swap_consistent",
-    "candidate_criteria",
-    "baseline_criteria",
-    "candidate_score",
-    "baseline_score",
-    "tokens",
-    "latency",
-    "attempts",
+    VERDICT,
+    PASSED,
+    CRITERIA,
+    RATIONALE,
+    RAW_OUTPUT,
+    SWAP_CONSISTENT,
+    CANDIDATE_CRITERIA,
+    BASELINE_CRITERIA,
+    CANDIDATE_SCORE,
+    BASELINE_SCORE,
+    TOKENS,
+    LATENCY,
+    ATTEMPTS,
 )
 
 
@@ -251,7 +263,7 @@ class EvalTask:
             done = await critique(critic, frame, m_judge, self.autorater_config, calls)
             for column, values in done.columns.items():
                 frame[column] = pd.Series(values, index=frame.index, dtype=object)
-            frame[f"{name}/score"] = frame[f"{name}/score"].astype(float)
+            frame[col(name, SCORE)] = frame[col(name, SCORE)].astype(float)
             stats.add(name, done.usage)
             infos.append(MetricInfo(name, "pairwise" if done.kind == "pairwise" else "pointwise"))
         run_name = experiment_run_name or _run_name(output_file_name)
@@ -327,9 +339,9 @@ def _computed(metric: ComputationMetric, frame: pd.DataFrame) -> dict[str, list[
     ]
     m = metric.name
     return {
-        f"{m}/score": [o.score for o in outcomes],
-        f"{m}/error": [o.error for o in outcomes],
-        f"{m}/rationale": [o.rationale for o in outcomes],
+        col(m, SCORE): [o.score for o in outcomes],
+        col(m, ERROR): [o.error for o in outcomes],
+        col(m, RATIONALE): [o.rationale for o in outcomes],
     }
 
 
@@ -348,37 +360,37 @@ def _summary_metrics(result: _Result) -> dict[str, Any]:
     out = dict(result.summary_metrics)
     for info in result.metrics:
         if info.kind == "pairwise":
-            out[f"{info.name}/candidate_model_win_rate"] = out.get(f"{info.name}/win_rate")
-            out[f"{info.name}/baseline_model_win_rate"] = out.get(f"{info.name}/loss_rate")
+            out[col(info.name, "candidate_model_win_rate")] = out.get(col(info.name, "win_rate"))
+            out[col(info.name, "baseline_model_win_rate")] = out.get(col(info.name, "loss_rate"))
     return out
 
 
 def _vertex_table(frame: pd.DataFrame, names: Sequence[str], inputs: Any) -> pd.DataFrame:
     """The columns Vertex users read: inputs, generated ones, and ``{metric}/...`` fields."""
-    ours = {f"{m}/{f}" for m in names for f in _OUR_FIELDS}
+    ours = {col(m, f) for m in names for f in _OUR_FIELDS}
     keep = []
-    for col in frame.columns:
-        text = str(col)
-        if text in ours or (text == GEN_ERROR and frame[col].isna().all()):
+    for column in frame.columns:
+        text = str(column)
+        if text in ours or (text == GEN_ERROR and frame[column].isna().all()):
             continue
-        keep.append(col)
-    first = [c for c in keep if c in set(inputs) or "/" not in str(c)]
+        keep.append(column)
+    first = [c for c in keep if c in set(inputs) or metric_of(str(c)) is None]
     if RUBRICS in first:
         first.remove(RUBRICS)
         first.append(RUBRICS)
     rest = [c for c in keep if c not in first]
-    ordered = first + sorted(rest, key=lambda c: (_metric_of(str(c), names), _field_rank(str(c))))
+    ordered = first + sorted(rest, key=lambda c: (_metric_rank(str(c), names), _field_rank(str(c))))
     return frame[ordered].copy()
 
 
-def _metric_of(column: str, names: Sequence[str]) -> int:
-    prefix = column.split("/", 1)[0]
-    return list(names).index(prefix) if prefix in names else len(names)
+def _metric_rank(column: str, names: Sequence[str]) -> int:
+    metric = metric_of(column)
+    return list(names).index(metric) if metric is not None and metric in names else len(names)
 
 
 def _field_rank(column: str) -> int:
-    field = column.split("/", 1)[-1]
-    return _VERTEX_FIELDS.index(field) if field in _VERTEX_FIELDS else len(_VERTEX_FIELDS)
+    field = field_of(column)
+    return VERTEX_FIELDS.index(field) if field in VERTEX_FIELDS else len(VERTEX_FIELDS)
 
 
 def _write(
