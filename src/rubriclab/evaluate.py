@@ -98,7 +98,7 @@ async def _aevaluate(
     judge_obj = resolve_judge(judge) if judged else None
     frame = to_frame(data).copy()
     if model is not None:
-        frame = await _generate_responses(frame, model, mapping)
+        frame = await generate_responses(frame, model, mapping)
     # a pairwise row without a baseline becomes that row's error, not a failed run
     cases = to_cases(frame, mapping=mapping, need_response=model is None)
     table = frame.copy()
@@ -350,7 +350,7 @@ def _looks_like_traces(data: Any) -> bool:
     return isinstance(data, list | tuple) and bool(data) and all(isinstance(t, Trace) for t in data)
 
 
-async def _generate_responses(
+async def generate_responses(
     frame: pd.DataFrame, model: Judge | str | ModelFn, mapping: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Fill the response column from ``model``; a failed row keeps its error, others go on."""

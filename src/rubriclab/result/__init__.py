@@ -52,7 +52,6 @@ __all__ = [
 
 #: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
 plain = to_plain
-_plain = to_plain  # compat.vertex_task still imports it; it moves to columns.to_plain there
 
 MetricKind = Literal["pointwise", "pairwise", "template", "computation"]
 
