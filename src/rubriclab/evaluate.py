@@ -32,7 +32,7 @@ from .judges import Judge, get_judge
 from .judges.engine import run_scope
 from .judges.sync import run_sync
 from .metrics import RubricMetric
-from .result import EvalResult, MetricInfo, RunStats
+from .result import EvalResult, MetricInfo, RunStats, presentation
 from .rubric import Rubric
 from .stream import streams
 
@@ -97,7 +97,7 @@ async def _aevaluate(
     judge_obj = get_judge(judge) if judged else None
     frame = to_frame(data).copy()
     if model is not None:
-        frame = await _generate_responses(frame, model, mapping)
+        frame = await generate_responses(frame, model, mapping)
     # a pairwise row without a baseline becomes that row's error, not a failed run
     cases = to_cases(frame, mapping=mapping, need_response=model is None)
     table = frame.copy()
@@ -267,9 +267,7 @@ def evaluate(
                 "display=True shows rows of a table as they finish; trace evaluation "
                 "(partition=...) has no live view yet: run it without display and show the result"
             )
-        from .display import live_evaluate
-
-        result: EvalResult = live_evaluate(
+        result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
                 aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
             ),
@@ -350,7 +348,7 @@ def _looks_like_traces(data: Any) -> bool:
     return isinstance(data, list | tuple) and bool(data) and all(isinstance(t, Trace) for t in data)
 
 
-async def _generate_responses(
+async def generate_responses(
     frame: pd.DataFrame, model: Judge | str | ModelFn, mapping: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Fill the response column from ``model``; a failed row keeps its error, others go on."""
