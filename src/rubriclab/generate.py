@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from . import schemas
-from .critique import _Job, _run_jobs
+from .ask import Ask, ask_all, user_messages
 from .data import Case, to_cases, to_frame
 from .judges.base import CallTally
 from .judges.media import MediaError
@@ -89,10 +89,8 @@ async def generate_for_cases(
     max_prompt_chars: int = 100_000,
 ) -> list[Generated]:
     """Generate a rubric for every case that has none (cases with one are returned as they are)."""
-    from .critique import _messages
-
     out: list[Generated] = [Generated() for _ in cases]
-    jobs: list[_Job | None] = [None] * len(cases)
+    jobs: list[Ask | None] = [None] * len(cases)
     formats = {
         flag: schemas.response_format(
             f"{generator.name}_rubric", schemas.generation_schema(generator.max_items, flag)
@@ -127,12 +125,12 @@ async def generate_for_cases(
             return rubric_from_answer(extract_json(raw, expect=dict), generator)
 
         try:
-            messages = _messages(text, case)
+            messages = user_messages(text, case)
         except MediaError as exc:  # an unreadable image fails this row, not the run
             out[i].error = str(exc)
             continue
-        jobs[i] = _Job(messages, formats[describe], 0, read)
-    await _run_jobs(
+        jobs[i] = Ask(messages, formats[describe], 0, read)
+    await ask_all(
         [j for j in jobs if j is not None], judge, reask, desc=f"{generator.name}: rubrics"
     )
     for i, job in enumerate(jobs):

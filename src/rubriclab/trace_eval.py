@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from . import schemas
+from .ask import Ask, InvalidAnswer, ask_all
 from .columns import preview
-from .critique import Outcome, _Invalid, _Job, _run_jobs
+from .critique import Outcome
 from .data import Case
 from .parse import extract_json
 from .result import EvalResult, MetricInfo
@@ -90,17 +91,17 @@ def _read_score(text: str) -> _Score:
     """The judge's score and rationale; anything but a number in [0, 1] is refused."""
     data = extract_json(text, expect=dict)
     if not isinstance(data, Mapping):
-        raise _Invalid(f"the answer is not a JSON object; answer {_SHAPE}")
+        raise InvalidAnswer(f"the answer is not a JSON object; answer {_SHAPE}")
     if "score" not in data:
-        raise _Invalid(f"the answer has no 'score'; answer {_SHAPE}")
+        raise InvalidAnswer(f"the answer has no 'score'; answer {_SHAPE}")
     raw = data["score"]
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise _Invalid(f"score {raw!r} is not a number; answer {_SHAPE}")
+        raise InvalidAnswer(f"score {raw!r} is not a number; answer {_SHAPE}")
     if not 0.0 <= float(raw) <= 1.0:
-        raise _Invalid(f"score {raw!r} is outside 0.0-1.0; answer {_SHAPE}")
+        raise InvalidAnswer(f"score {raw!r} is outside 0.0-1.0; answer {_SHAPE}")
     rationale = data.get("rationale")
     if rationale is not None and not isinstance(rationale, str):
-        raise _Invalid(f"rationale {rationale!r} is not text; answer {_SHAPE}")
+        raise InvalidAnswer(f"rationale {rationale!r} is not text; answer {_SHAPE}")
     return _Score(float(raw), rationale or "")
 
 
@@ -123,7 +124,7 @@ def _metric_judge(metric: TemplateMetric, judge: Judge) -> Judge:
     return judge.with_options(**changes) if changes else judge
 
 
-def _template_outcome(job: _Job) -> Outcome:
+def _template_outcome(job: Ask) -> Outcome:
     out = Outcome()
     out.account(job.replies)
     out.raw_output = job.raw
@@ -159,7 +160,7 @@ async def run_template_metric(
     except TemplateError as exc:
         return [Outcome(error=str(exc)) for _ in variables_list], info
     response_format = schemas.response_format(_format_name(metric.name), SCORE_SCHEMA)
-    jobs: list[tuple[int, _Job]] = []
+    jobs: list[tuple[int, Ask]] = []
     for i, variables in enumerate(variables_list):
         try:
             text = template.render(
@@ -176,11 +177,11 @@ async def run_template_metric(
             )
             continue
         messages = [{"role": "user", "content": text + OUTPUT_FORMAT_INSTRUCTION}]
-        jobs.append((i, _Job(messages, response_format, 0, _read_score)))
+        jobs.append((i, Ask(messages, response_format, 0, _read_score)))
     if jobs:
         m_judge = _metric_judge(metric, judge)
         try:
-            await _run_jobs(
+            await ask_all(
                 [j for _, j in jobs], m_judge, TEMPLATE_REASK, desc=f"{metric.name}: judging"
             )
         finally:
