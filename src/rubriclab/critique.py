@@ -11,7 +11,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import schemas
 from .ask import Ask, InvalidAnswer, ask_all, user_messages
@@ -25,9 +25,14 @@ from .templates import Template, TemplateError, builtin_names, compile_template,
 if TYPE_CHECKING:
     from .data import Case
     from .judges import Judge, Reply
-    from .metrics import RubricMetric
 
-__all__ = ["CHOICE_LABELS", "Outcome", "critique_pairwise", "critique_pointwise"]
+__all__ = [
+    "CHOICE_LABELS",
+    "CritiqueOptions",
+    "Outcome",
+    "critique_pairwise",
+    "critique_pointwise",
+]
 
 #: pairwise score (candidate's side) -> label shown in tables
 CHOICE_LABELS: dict[float, str] = {
@@ -38,6 +43,23 @@ CHOICE_LABELS: dict[float, str] = {
     -1.0: "baseline much better",
 }
 _CHOICE_VALUE = dict(zip(schemas.PAIRWISE_CHOICES, (1.0, 0.5, 0.0, -0.5, -1.0), strict=True))
+
+
+class CritiqueOptions(Protocol):
+    """What a critique reads from its metric (a rubric metric has all of these)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def template(self) -> str | None: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def reask(self) -> int: ...
+    @property
+    def max_prompt_chars(self) -> int: ...
+    @property
+    def render_timeout(self) -> float: ...
 
 
 @dataclass
@@ -79,7 +101,7 @@ def _builtin_set() -> frozenset[str]:
 # -- building requests -------------------------------------------------------------------------------
 
 
-def _template_for(metric: RubricMetric, rubric: Rubric, pairwise: bool) -> str:
+def _template_for(metric: CritiqueOptions, rubric: Rubric, pairwise: bool) -> str:
     if metric.template:
         return metric.template
     if pairwise:
@@ -268,7 +290,7 @@ def _choice_value(raw: Any) -> float | None:
 async def _critique(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judge: Judge,
     *,
     missing: Sequence[str | None] | None,
@@ -326,7 +348,7 @@ class _Formats:
 async def critique_pointwise(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judge: Judge,
     *,
     missing: Sequence[str | None] | None = None,
@@ -427,7 +449,7 @@ def _unjudgeable(
 async def critique_pairwise(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judge: Judge,
     *,
     baselines: Sequence[str | None] | None = None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -25,9 +25,42 @@ from .templates import TemplateError, load_builtin
 
 if TYPE_CHECKING:
     from .judges import Judge
-    from .metrics import RubricGenerator, RubricMetric
 
-__all__ = ["Generated", "agenerate_rubrics", "generate_for_cases", "generate_rubrics"]
+
+class WithGenerator(Protocol):
+    """A metric that writes its rubrics with a generator (a rubric metric)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def generator(self) -> RubricGenerator | None: ...
+    @property
+    def judge(self) -> Judge | str | None: ...
+
+
+__all__ = [
+    "Generated",
+    "RubricGenerator",
+    "agenerate_rubrics",
+    "generate_for_cases",
+    "generate_rubrics",
+]
+
+
+@dataclass(frozen=True)
+class RubricGenerator:
+    """How a judge writes a checklist for one prompt: what to focus on, and how many items."""
+
+    name: str
+    focus_name: str
+    focus: str
+    max_items: int = 12
+    describe_media: bool = False
+    template: str = "generate_checklist"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_items <= 100:
+            raise ValueError(f"RubricGenerator {self.name!r}: max_items must be 1-100")
 
 
 @dataclass
@@ -149,19 +182,18 @@ async def generate_for_cases(
 
 async def agenerate_rubrics(
     data: Any,
-    metric: RubricMetric | RubricGenerator,
+    metric: WithGenerator | RubricGenerator,
     *,
     judge: Judge | str | None = None,
     mapping: Mapping[str, str] | None = None,
     column: str = "rubric",
 ) -> pd.DataFrame:
     """Async form of :func:`generate_rubrics`."""
-    from .metrics import RubricGenerator as _Gen
-
-    generator = metric if isinstance(metric, _Gen) else metric.generator
+    generator = metric if isinstance(metric, RubricGenerator) else metric.generator
     if generator is None:
-        raise ValueError(f"metric {getattr(metric, 'name', metric)!r} has no rubric generator")
-    judge_obj = resolve_judge(judge if judge is not None else getattr(metric, "judge", None))
+        raise ValueError(f"metric {metric.name!r} has no rubric generator")
+    own = None if isinstance(metric, RubricGenerator) else metric.judge
+    judge_obj = resolve_judge(judge if judge is not None else own)
     frame = to_frame(data).copy()
     cases = to_cases(
         frame,
@@ -196,7 +228,7 @@ def resolve_judge(judge: Any) -> Judge:
 
 def generate_rubrics(
     data: Any,
-    metric: RubricMetric | RubricGenerator,
+    metric: WithGenerator | RubricGenerator,
     *,
     judge: Judge | str | None = None,
     mapping: Mapping[str, str] | None = None,

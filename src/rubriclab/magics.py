@@ -298,7 +298,7 @@ class RubricMagics(Magics):
         mapping: dict[str, str] | None,
     ) -> None:
         from .display import display_eval_result
-        from .evaluate import evaluate
+        from .evaluation import evaluate
 
         result = evaluate(data, [metric], judge=judge, mapping=mapping)
         out = args.out or "rubric_result"

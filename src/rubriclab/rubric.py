@@ -27,17 +27,16 @@ import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .atomic import atomic_write_text
 from .scale import parse_fraction
+from .scoring import Score
+from .scoring import score as score_levels
 from .yaml12 import YamlError, load_yaml
-
-if TYPE_CHECKING:
-    from .scoring import Score
 
 __all__ = [
     "MAX_LEVELS",
@@ -393,9 +392,7 @@ class Rubric(BaseModel):
 
     def score(self, levels: Mapping[str, Any]) -> Score:
         """Validate per-criterion levels and combine them: see :func:`rubriclab.scoring.score`."""
-        from .scoring import score
-
-        return score(self, levels)
+        return score_levels(self, levels)
 
 
 def _levels_from(crit_name: str, levels: Any) -> list[Level]:

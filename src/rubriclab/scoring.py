@@ -9,12 +9,14 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .rubric import Criterion, Rubric
 from .scale import format_percent, format_spread
+
+if TYPE_CHECKING:
+    from .rubric import Criterion, Rubric
 
 __all__ = [
     "PAIRWISE_SCALE",

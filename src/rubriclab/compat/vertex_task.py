@@ -202,7 +202,7 @@ class EvalTask:
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
-        from ..evaluate import _generate_responses
+        from ..evaluation import generate_responses as _generate_responses
 
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")

@@ -26,14 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .cache import MemoryCache
-from .columns import PASSED, SCORE, col
-from .data import DataError, to_frame
-from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
-from .scoring import Summary, wilson_interval
+from ..cache import MemoryCache
+from ..columns import PASSED, SCORE, col, to_plain
+from ..data import DataError, to_frame
+from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
+from ..runner import run_sync
+from ..scoring import Summary, wilson_interval
+from .run import evaluate_frame
 
 if TYPE_CHECKING:
-    from .judges import Judge
+    from ..judges import Judge
 
 __all__ = [
     "DEFAULT_CHUNK_ROWS",
@@ -233,9 +235,8 @@ def judge_frame(
     """One chunk judged by the ordinary ``evaluate`` and flattened as a saved result is (nested
     fields as JSON text): the unit of work of every executor (Ray's actors, a Spark
     ``mapInPandas`` function)."""
-    from .evaluate import evaluate
-
-    flat, _json_columns = evaluate(frame, metrics, judge=judge, **options).flat_table()
+    result = run_sync(evaluate_frame(frame, metrics, judge=judge, **options))
+    flat, _json_columns = result.flat_table()
     return flat
 
 
@@ -302,15 +303,14 @@ async def astream_evaluate(
     ``options`` go to ``aevaluate`` for every chunk (``model``, ``mapping``). Running the same
     call again resumes after the last finished chunk, or returns the finished file at once.
     """
-    from .evaluate import aevaluate
-    from .generate import resolve_judge
+    from ..judges import get_judge
 
     out = Path(output)
     if out.suffix.lower() not in _FORMATS:
         raise ValueError(f"output must end in .parquet or .jsonl, got {str(out)!r}")
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     fingerprint = _fingerprint(metrics, judge_obj, source, chunk_rows)
     partial = out.with_name(out.name + ".partial")
     if out.exists():
@@ -324,7 +324,7 @@ async def astream_evaluate(
     for chunk in iter_chunks(source, chunk_rows):
         if chunk.index.start < skip:  # type: ignore[attr-defined]
             continue  # finished before an interruption: already in a chunk file
-        result = await aevaluate(chunk, metrics, judge=run_judge, **options)
+        result = await evaluate_frame(chunk, metrics, judge=run_judge, **options)
         for column in _write_chunk(partial, state.chunks, result, parquet):
             if column not in state.json_columns:
                 state.json_columns.append(column)
@@ -447,7 +447,7 @@ def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> li
                 try:
                     line = json.dumps(record, allow_nan=False)
                 except (TypeError, ValueError):  # rubrics, numpy scalars, NaN: made plain
-                    line = json.dumps({c: plain(v) for c, v in record.items()})
+                    line = json.dumps({c: to_plain(v) for c, v in record.items()})
                 fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -508,7 +508,7 @@ def _assemble(out: Path, partial: Path, state: _State, parquet: bool) -> None:
         _join_parquet(parts, tmp, header)
     else:
         with tmp.open("wb") as fh:
-            fh.write((json.dumps({"__rubriclab__": plain(header)}) + "\n").encode())
+            fh.write((json.dumps({"__rubriclab__": to_plain(header)}) + "\n").encode())
             for part in parts:
                 with part.open("rb") as src:
                     shutil.copyfileobj(src, fh, 1 << 20)
@@ -528,7 +528,7 @@ def _join_parquet(parts: list[Path], tmp: Path, header: Mapping[str, Any]) -> No
         )
     except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
         raise DataError(f"the chunks' columns have clashing types: {exc}") from None
-    schema = schema.with_metadata({b"rubriclab": json.dumps(plain(header)).encode()})
+    schema = schema.with_metadata({b"rubriclab": json.dumps(to_plain(header)).encode()})
     with pq.ParquetWriter(tmp, schema) as writer:
         for part in parts:
             with pq.ParquetFile(part) as pf:
