@@ -88,7 +88,7 @@ def test_to_plain_leaves_unknown_objects_to_the_caller() -> None:
 
 
 def test_old_names_still_import() -> None:
-    from rubriclab.agreement import to_python
+    from rubriclab.calibration.measures import to_python
     from rubriclab.result import plain
 
     assert plain is to_plain and to_python is to_plain

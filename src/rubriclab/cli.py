@@ -262,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[str]) -> int:
-    from .compare import compare, parse_gate
+    from .comparison import compare, parse_gate
 
     checks = [parse_gate(g) for g in gates]  # bad flags are reported before any work
     comparison = compare(a, b, key=key)
@@ -303,7 +303,7 @@ def _run(args: argparse.Namespace) -> int:
     result.meta.update(config=str(args.config), data=str(data), name=name)
     written = _write_results(result, out_dir, name)
     if args.junit:
-        from .junit import write_junit
+        from .result.junit import write_junit
 
         prompt = (config.mapping or {}).get("prompt", "prompt")
         written.append(write_junit({name: result}, args.junit, prompt_column=prompt))
@@ -384,7 +384,7 @@ def _as_flags(message: str) -> str:
 
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
-    from .atomic import atomic_write_text
+    from .files import atomic_write_text
     from .report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -40,8 +40,8 @@ _MAPPING_HINT = re.compile(r"pass mapping=\{'(\w+)': 'your_column'\}")
 def _message(exc: BaseException) -> str:
     from pydantic import ValidationError
 
-    from .config_errors import explain
     from .rubric import Rubric
+    from .run_config.errors import explain
 
     if isinstance(exc, ValidationError):  # the cell's YAML, in its own keys
         return "the rubric in the cell: " + explain(exc, Rubric)
@@ -403,7 +403,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def _inside_cwd(path: str, what: str, allow_outside: bool) -> Path:
     """A path from a cell, kept inside the working folder unless ``--allow-outside``."""
-    from .paths import PathOutsideError, resolve_inside
+    from .files import PathOutsideError, resolve_inside
 
     try:
         return resolve_inside(

@@ -32,11 +32,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .atomic import atomic_write_text
+from .files import YamlError, atomic_write_text, load_yaml
 from .scale import parse_fraction
 from .scoring import Score
 from .scoring import score as score_levels
-from .yaml12 import YamlError, load_yaml
 
 __all__ = [
     "MAX_LEVELS",

@@ -102,6 +102,23 @@ class RunningSummary:
                     self.pass_n += 1
                     self.pass_k += bool(p)
 
+    def merge(self, other: RunningSummary) -> None:
+        """Fold in a summary of other rows (Chan's combine of two means and M2s): lets workers
+        summarise their own blocks and one process add up the small partial summaries."""
+        if other.scored:
+            total = self.scored + other.scored
+            delta = other.mean - self.mean
+            self.m2 += other.m2 + delta * delta * self.scored * other.scored / total
+            self.mean += delta * other.scored / total
+            self.scored = total
+        self.n += other.n
+        self.pass_k += other.pass_k
+        self.pass_n += other.pass_n
+        self.has_pass = self.has_pass or other.has_pass
+        self.win += other.win
+        self.tie += other.tie
+        self.loss += other.loss
+
     def summary(self) -> Summary:
         std = math.sqrt(self.m2 / (self.scored - 1)) if self.scored >= 2 else None
         pairwise = self.pairwise

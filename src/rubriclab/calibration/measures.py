@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .columns import to_plain
+from ..columns import to_plain
 
 __all__ = [
     "Agreement",

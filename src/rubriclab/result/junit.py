@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .columns import ERROR, PASSED, RATIONALE, SCORE, VERDICT, col
-from .scale import format_percent
+from ..columns import ERROR, PASSED, RATIONALE, SCORE, VERDICT, col
+from ..scale import format_percent
 
 if TYPE_CHECKING:
-    from .result import EvalResult
+    from . import EvalResult
 
 __all__ = ["junit_xml", "write_junit"]
 

@@ -22,12 +22,12 @@ from pydantic import (
     field_validator,
 )
 
-from .config_errors import did_you_mean, explain
-from .yaml12 import YamlError, load_yaml
+from ..files import YamlError, load_yaml
+from .errors import did_you_mean, explain
 
 if TYPE_CHECKING:
-    from .judges import Judge
-    from .metrics import RubricMetric
+    from ..judges import Judge
+    from ..metrics import RubricMetric
 
 __all__ = [
     "ConfigError",
@@ -76,7 +76,7 @@ class JudgeConfig(BaseModel):
         although their names do not look like keys (``rubriclab run --allow-env NAME``)."""
         import os
 
-        from .judges import Judge
+        from ..judges import Judge
 
         options: dict[str, Any] = {}
         for name in ("model", "temperature", "max_concurrency", "timeout", "max_retries"):
@@ -136,8 +136,8 @@ class MetricConfig(BaseModel):
 
     def build(self, base: Path, index: int, *, allow_outside: bool = False) -> RubricMetric:
         """The metric this entry describes; files are read relative to ``base``."""
-        from . import metrics
-        from .rubric import Rubric, RubricError
+        from .. import metrics
+        from ..rubric import Rubric, RubricError
 
         where = f"metrics[{index}]"
         sources = [k for k in ("use", "rubric", "rubric_column") if getattr(self, k) is not None]
@@ -221,7 +221,7 @@ class RunConfig(BaseModel):
     @classmethod
     def _fail_under_fraction(cls, value: Any) -> Any:
         """0.7, "70%" and 70 all read as 70%, as ``--fail-under`` and ``pass_mark`` do."""
-        from .scale import parse_fraction
+        from ..scale import parse_fraction
 
         return None if value is None else parse_fraction(value, "fail_under")
 
@@ -357,8 +357,8 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _inside(base: Path, path: str, key: str, allow_outside: bool) -> Path:
-    """``path`` from the config, kept inside the config's folder (see :mod:`rubriclab.paths`)."""
-    from .paths import PathOutsideError, resolve_inside
+    """``path`` from the config, kept inside the config's folder (see :mod:`rubriclab.files`)."""
+    from ..files import PathOutsideError, resolve_inside
 
     try:
         return resolve_inside(

@@ -17,8 +17,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from .atomic import atomic_path, atomic_writer
-from .columns import (
+from ..columns import (
     CRITERIA,
     JUDGES,
     NESTED_FIELDS,
@@ -30,10 +29,11 @@ from .columns import (
     field_of,
     to_plain,
 )
-from .judges.base import CallTally
-from .rubric import Rubric
-from .scale import format_percent
-from .scoring import PASS_RULE, Summary, summarize
+from ..files import atomic_path, atomic_writer
+from ..judges.base import CallTally
+from ..rubric import Rubric
+from ..scale import format_percent
+from ..scoring import PASS_RULE, Summary, summarize
 
 __all__ = [
     "EvalResult",
@@ -209,7 +209,7 @@ class EvalResult:
             flat["tokens"] = self.stats.tokens.get(info.name, 0)
             flat["cost"] = self.stats.cost.get(info.name)
             if self.has_column(col(info.name, JUDGES)):  # a judge panel: how far its judges agree
-                from .agreement import panel_agreement
+                from ..calibration.measures import panel_agreement
 
                 found = panel_agreement(self.table[col(info.name, JUDGES)].tolist())
                 flat.update({k: v for k, v in found.items() if k not in ("judges", "units")})
@@ -295,7 +295,7 @@ class EvalResult:
         return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from . import display
+        from .. import display
 
         bundle: dict[str, Any] = display.result_mimebundle(self)
         return bundle
@@ -305,7 +305,7 @@ class EvalResult:
         """Log summary metrics, the table, the rubrics and the HTML report into the active MLflow
         run (started and ended here if none is active); returns the run id. Needs
         ``pip install 'rubriclab[mlflow]'``."""
-        from .mlflow_log import log_result
+        from .mlflow import log_result
 
         return log_result(self, self._flat_table()[0], name=name, artifact_dir=artifact_dir)
 
