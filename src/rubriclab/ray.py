@@ -24,6 +24,7 @@ import pandas as pd
 from .columns import PASSED, SCORE, TOKENS, col
 from .evaluation.run import check_metrics
 from .evaluation.stream import RunningSummary, judge_frame
+from .judges import get_judge
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -71,8 +72,6 @@ def evaluate(
     fraction of a core is enough). ``options`` go to ``evaluate`` (``mapping``, ``model``).
     """
     ray = _ray()
-    from .judges import get_judge
-
     if not isinstance(dataset, ray.data.Dataset):
         raise TypeError(
             f"rubriclab.ray.evaluate takes a ray.data.Dataset, got {type(dataset).__name__}; "

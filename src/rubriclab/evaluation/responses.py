@@ -6,10 +6,10 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..judges import Judge
+
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ..judges import Judge
 
 __all__ = ["ModelFn", "generate_responses"]
 
@@ -20,8 +20,6 @@ async def generate_responses(
     frame: pd.DataFrame, model: Judge | str | ModelFn, mapping: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Fill the response column from ``model``; a failed row keeps its error, others go on."""
-    from ..judges import Judge as _Judge
-
     prompt_col = (mapping or {}).get("prompt", "prompt")
     response_col = (mapping or {}).get("response", "response")
     if prompt_col not in frame.columns:
@@ -29,8 +27,8 @@ async def generate_responses(
     prompts = [str(p) for p in frame[prompt_col].tolist()]
     responses: list[str | None] = [None] * len(prompts)
     errors: list[str | None] = [None] * len(prompts)
-    if isinstance(model, str | _Judge):
-        gen = model if isinstance(model, _Judge) else _Judge(model)
+    if isinstance(model, str | Judge):
+        gen = model if isinstance(model, Judge) else Judge(model)
         replies = await gen.amap(
             [[{"role": "user", "content": p}] for p in prompts], desc="responses"
         )

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..columns import FLOAT_FIELDS, USAGE_FIELDS, field_of
 from ..data import Case, to_cases, to_frame
+from ..judges import JudgeConfigError, get_judge
 from ..metrics.base import Metric, Rows
 from ..result import EvalResult, MetricInfo, RunStats
 from ..runner import run_scope
@@ -57,8 +58,6 @@ class RunJudge:
 
     def __call__(self) -> Judge:
         if self._judge is None:
-            from ..judges import get_judge
-
             self._judge = get_judge(self._spec)
         if self.progress:
             return self._judge
@@ -189,8 +188,6 @@ async def _run_in_blocks(
 
 
 def _judge_or_none(judge: RunJudge) -> Judge | None:
-    from ..judges import JudgeConfigError
-
     try:
         return judge()
     except JudgeConfigError:  # no judge set: a metric that needs one says so when it asks

@@ -29,6 +29,7 @@ import pandas as pd
 from ..cache import MemoryCache
 from ..columns import PASSED, SCORE, col, to_plain
 from ..data import DataError, to_frame
+from ..judges import get_judge
 from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
 from ..runner import run_sync
 from ..scoring import Summary, wilson_interval
@@ -320,8 +321,6 @@ async def astream_evaluate(
     ``options`` go to ``aevaluate`` for every chunk (``model``, ``mapping``). Running the same
     call again resumes after the last finished chunk, or returns the finished file at once.
     """
-    from ..judges import get_judge
-
     out = Path(output)
     if out.suffix.lower() not in _FORMATS:
         raise ValueError(f"output must end in .parquet or .jsonl, got {str(out)!r}")

@@ -16,6 +16,7 @@ from ..columns import RUBRIC, RUBRIC_RAW_OUTPUT, col
 from ..critique import Outcome, critique_pointwise
 from ..data import Case, rubric_cell
 from ..generate import RubricGenerator, generate_for_cases
+from ..judges import get_judge
 from ..judges.base import CallTally
 from ..rubric import Rubric
 from ..templates import DEFAULT_RENDER_TIMEOUT, check_render_timeout
@@ -127,8 +128,6 @@ class RubricMetric:
     ) -> tuple[list[Outcome], dict[str, list[Any]], list[Judge]]:
         """Pointwise: one judge, or every judge of the panel (their verdicts as a column)."""
         if self.judges:
-            from ..judges import get_judge
-
             panel = [get_judge(j) for j in self.judges]
             outcomes, extra = await critique_panel(
                 rows.cases, rubrics, self, panel, aggregate=self.aggregate, missing=missing
@@ -206,8 +205,6 @@ def _own_judge(spec: Judge | str | None) -> Callable[[], Judge] | None:
     """A metric's own judge (``judge=``), resolved when first asked; None to use the run's."""
     if spec is None:
         return None
-    from ..judges import get_judge
-
     found: list[Judge] = []
 
     def resolve() -> Judge:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -289,8 +289,8 @@ class TemplateMetric(BaseModel):
         """Render the template per row (the bound span or trace, else the row's fields), ask,
         and read a score in [0, 1]; a row whose prompt cannot be rendered is that row's error."""
         variables = [dict(c.bound) if c.bound is not None else c.variables() for c in rows.cases]
-        outcomes, asked = await _judge_template(self, variables, rows.judge)
-        return judged(self.name, outcomes, asked)
+        judge = rows.judge()  # the metric's judge, even when no row renders (the result names it)
+        return judged(self.name, await _judge_template(self, variables, judge), [judge])
 
 
 @dataclass(frozen=True)
@@ -356,8 +356,8 @@ def _render_error(exc: TemplateError, template_vars: frozenset[str], row: Mappin
 
 
 async def _judge_template(
-    metric: TemplateMetric, variables_list: list[dict[str, Any]], run_judge: Callable[[], Judge]
-) -> tuple[list[Outcome], list[Judge]]:
+    metric: TemplateMetric, variables_list: list[dict[str, Any]], judge: Judge
+) -> list[Outcome]:
     """Render, ask and read ``metric`` over rows of template variables.
 
     A template that fails to compile or render (sandbox refusal, undefined name, prompt over
@@ -367,7 +367,7 @@ async def _judge_template(
     try:
         template = compile_template(metric.prompt_template, name=f"{metric.name} prompt_template")
     except TemplateError as exc:
-        return [Outcome(error=str(exc)) for _ in variables_list], []
+        return [Outcome(error=str(exc)) for _ in variables_list]
     response_format = schemas.response_format(_format_name(metric.name), SCORE_SCHEMA)
     asks: list[tuple[int, Ask]] = []
     for i, variables in enumerate(variables_list):
@@ -387,10 +387,7 @@ async def _judge_template(
             continue
         messages = [{"role": "user", "content": text + OUTPUT_FORMAT_INSTRUCTION}]
         asks.append((i, Ask(messages, response_format, 0, _read_score)))
-    asked: list[Judge] = []
     if asks:
-        judge = run_judge()
-        asked.append(judge)
         m_judge = _metric_judge(metric, judge)
         try:
             await ask_all(
@@ -401,4 +398,4 @@ async def _judge_template(
                 await m_judge.aclose()
     for i, ask in asks:
         outcomes[i] = _template_outcome(ask)
-    return [o if o is not None else Outcome(error="not judged") for o in outcomes], asked
+    return [o if o is not None else Outcome(error="not judged") for o in outcomes]
