@@ -365,7 +365,7 @@ def _metric(args: Any, cell: str) -> RubricMetric:
             body = _inside_cwd(body, "the rubric file in the cell", args.allow_outside).read_text(
                 encoding="utf-8"
             )
-        rubric = Rubric.from_yaml(body)
+        rubric = Rubric.from_yaml_text(body)
         name = args.name or rubric.name or "rubric"
         return _pairwise(metrics.RubricMetric(name=name, rubric=rubric), args)
     if args.metric:

@@ -143,8 +143,7 @@ def _partial_summaries(
             batch[col(name, SCORE)].tolist(), passed.tolist() if passed is not None else None
         )
         row[f"{name}|summary"] = json.dumps(running.to_dict())
-        tokens = (
-            batch[col(name, TOKENS)] if col(name, TOKENS) in batch else pd.Series(0, batch.index)
-        )
+        has_tokens = col(name, TOKENS) in batch
+        tokens = batch[col(name, TOKENS)] if has_tokens else pd.Series(0, batch.index)
         row[f"{name}|tokens"] = int(pd.to_numeric(tokens).fillna(0).sum())
     return pd.DataFrame([row])
