@@ -32,7 +32,7 @@ from ..data import DataError, to_frame
 from ..judges import get_judge
 from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
 from ..runner import run_sync
-from ..scoring import Summary, wilson_interval
+from ..scoring import Summary, score_value, wilson_interval
 from .run import evaluate_frame
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class RunningSummary:
         values: Sequence[Any],
         passed: Sequence[Any] | None = None,
     ) -> None:
-        vals = [_clean(v) for v in values]
+        vals = [score_value(v) for v in values]
         self.n += len(vals)
         scored = [v for v in vals if v is not None]
         if scored:
@@ -143,16 +143,6 @@ class RunningSummary:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunningSummary:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-
-
-def _clean(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
 
 
 def _is_nan(value: Any) -> bool:
