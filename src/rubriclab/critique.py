@@ -32,6 +32,7 @@ __all__ = [
     "Outcome",
     "critique_pairwise",
     "critique_pointwise",
+    "critique_variables",
 ]
 
 #: pairwise score (candidate's side) -> label shown in tables
@@ -109,7 +110,8 @@ def _template_for(metric: CritiqueOptions, rubric: Rubric, pairwise: bool) -> st
     return "critique_checklist" if rubric.is_checklist else "critique_analytic"
 
 
-def _variables(case: Case, rubric: Rubric) -> dict[str, Any]:
+def critique_variables(case: Case, rubric: Rubric) -> dict[str, Any]:
+    """What a critique template sees: the case's fields, the rubric and its criteria."""
     variables = case.variables()
     variables["criteria"] = rubric.criteria
     variables["rubric"] = rubric
@@ -360,7 +362,7 @@ async def critique_pointwise(
     def plan(case: Case, rubric: Rubric) -> list[Ask]:
         template = _template_for(metric, rubric, pairwise=False)
         text = template_for(template).render(
-            _variables(case, rubric),
+            critique_variables(case, rubric),
             max_prompt_chars=metric.max_prompt_chars,
             render_timeout=metric.render_timeout,
         )
@@ -474,7 +476,7 @@ async def critique_pairwise(
             (case.response, case.baseline_model_response),
             (case.baseline_model_response, case.response),
         ):
-            variables = _variables(case, rubric)
+            variables = critique_variables(case, rubric)
             variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
             text = template.render(
                 variables,
