@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..result import EvalResult, RunStats
+from ..result import EvalResult, RunStats, presentation
 from ..runner import run_scope, run_sync
 from ..traces import check_partition, default_partition, is_traces, trace_cases
 from .responses import ModelFn, generate_responses
@@ -102,9 +102,7 @@ def evaluate(
                 "display=True shows rows of a table as they finish; trace evaluation "
                 "(partition=...) has no live view yet: run it without display and show the result"
             )
-        from ..display import live_evaluate
-
-        result: EvalResult = live_evaluate(
+        result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
                 aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
             ),

@@ -19,7 +19,6 @@ per trace out, judged by the same metric loop as any table.
 from ._base import SPAN_KINDS, SpanKind, TraceError, TraceWarning
 from ._cases import (
     PARTITIONS,
-    TREE_KEYS,
     TraceCases,
     check_partition,
     default_partition,
@@ -27,10 +26,10 @@ from ._cases import (
     span_io,
     trace_cases,
     trace_io,
-    trace_tree,
 )
 from ._load import TraceFormat, example_trace, load_traces
 from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
+from ._rows import TREE_KEYS, trace_tree
 from ._tree import Trace
 
 __all__ = [

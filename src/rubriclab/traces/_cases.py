@@ -22,12 +22,12 @@ from ..columns import preview
 from ..data import Case
 from ._load import load_traces
 from ._model import Span
+from ._rows import span_row, trace_tree
 from ._tree import Trace
 
 __all__ = [
     "PARTITIONS",
     "PREVIEW_CHARS",
-    "TREE_KEYS",
     "TraceCases",
     "check_partition",
     "default_partition",
@@ -35,7 +35,6 @@ __all__ = [
     "span_io",
     "trace_cases",
     "trace_io",
-    "trace_tree",
 ]
 
 PARTITIONS = ("span", "trace")
@@ -91,29 +90,6 @@ def trace_cases(data: Any, partition: str) -> TraceCases:
     table, cases = _table(rows, partition)
     meta = {"partition": partition, "traces": [t.trace_id for t in traces]}
     return TraceCases(table, cases, meta)
-
-
-#: the keys of one tree row, in display order
-TREE_KEYS = ("span_id", "parent_id", "name", "kind", "status", "duration_ms", "depth")
-
-
-def trace_tree(trace: Trace) -> list[dict[str, Any]]:
-    """One row per span, depth-first (a parent before its children): ids, name, kind, status,
-    duration and depth. Plain values only, so the rows survive JSON and Parquet round trips."""
-    return [_span_row(trace, span) for span in trace.walk()]
-
-
-def _span_row(trace: Trace, span: Span) -> dict[str, Any]:
-    """A span's ``TREE_KEYS`` values."""
-    return {
-        "span_id": span.span_id,
-        "parent_id": span.parent_id,
-        "name": span.name,
-        "kind": span.kind,
-        "status": span.status.code,
-        "duration_ms": round(span.duration_ms, 3),
-        "depth": trace.depth(span),
-    }
 
 
 # -- rows from traces ----------------------------------------------------------------------------
@@ -213,7 +189,7 @@ def _table(rows: Sequence[_Row], partition: str) -> tuple[pd.DataFrame, list[Cas
         else:
             span = row.span
             given, made = span_io(span)
-            record = {"trace_id": span.trace_id, **_span_row(row.trace, span)}
+            record = {"trace_id": span.trace_id, **span_row(row.trace, span)}
         # views show the first few columns: what the step was, what went in, what came out
         shown = {
             "name": record.pop("name"),

@@ -1,9 +1,9 @@
-"""A trace as a small tree: plain JSON-able rows for result tables, and static escaped HTML.
+"""A trace's tree (the ``trace_tree`` rows of :func:`rubriclab.traces.trace_tree`) as static,
+escaped HTML, with the judged span marked.
 
-Result rows carry the tree of the trace they came from (``trace_tree`` column) so a view can
-show where the judged span sits without holding the trace. The HTML form works anywhere
-static HTML does (GitHub, nbviewer, exported reports); every name and status from the trace is
-escaped, because span names and messages come from the agent and are untrusted.
+It works anywhere static HTML does (GitHub, nbviewer, exported reports); every name and status
+from the trace is escaped, because span names and messages come from the agent and are
+untrusted.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .traces import TREE_KEYS, trace_tree
-
-__all__ = ["TREE_KEYS", "trace_tree", "trace_tree_html"]
+__all__ = ["trace_tree_html"]
 
 _MAX_INDENT = 32  # deeper spans are drawn at this depth (the depth number is still shown)
 
