@@ -34,8 +34,8 @@ _EXPORTS: dict[str, str] = {
     "set_judge": "judges",
     "get_judge": "judges",
     "generate_rubrics": "generate",
-    "evaluate": "evaluate",
-    "aevaluate": "evaluate",
+    "evaluate": "evaluation",
+    "aevaluate": "evaluation",
     "EvalResult": "result",
     "load_result": "result",
     "open_result": "result",
@@ -131,8 +131,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .calibration import pairwise_agreement as pairwise_agreement
     from .comparison import Comparison as Comparison
     from .comparison import compare as compare
-    from .evaluate import aevaluate as aevaluate
-    from .evaluate import evaluate as evaluate
+    from .evaluation import aevaluate as aevaluate
+    from .evaluation import evaluate as evaluate
     from .generate import generate_rubrics as generate_rubrics
     from .judges import Judge as Judge
     from .judges import Reply as Reply

@@ -303,7 +303,7 @@ def run_demo(
 ) -> dict[str, EvalResult]:
     """Run the three workflows, print their summaries, and write an HTML report."""
     from . import metrics as m
-    from .evaluate import evaluate
+    from .evaluation import evaluate
 
     stream = out or sys.stdout
     judge_obj = get_judge(judge)

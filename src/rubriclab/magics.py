@@ -297,7 +297,7 @@ class RubricMagics(Magics):
         judge: Judge | None,
         mapping: dict[str, str] | None,
     ) -> None:
-        from .evaluate import evaluate
+        from .evaluation import evaluate
         from .widgets.display import display_eval_result
 
         result = evaluate(data, [metric], judge=judge, mapping=mapping)

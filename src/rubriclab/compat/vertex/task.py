@@ -39,7 +39,7 @@ from ...columns import (
     to_plain,
 )
 from ...data import to_frame
-from ...evaluate import generate_responses
+from ...evaluation import generate_responses
 from ...files import atomic_write_text, atomic_writer
 from ...judges import Judge
 from ...judges.sync import run_sync

@@ -529,7 +529,7 @@ def test_on_rows_gets_finished_blocks_in_order_and_the_result_is_unchanged(
     judge = _judge(fake_judge, cache=False)
     blocks: list[pd.DataFrame] = []
     live = rl.evaluate(df, [metric], judge=judge).table  # the plain run, for comparison
-    from rubriclab.evaluate import aevaluate
+    from rubriclab.evaluation import aevaluate
     from rubriclab.judges.sync import run_sync
 
     result = run_sync(aevaluate(df, [metric], judge=judge, on_rows=blocks.append, chunk_rows=4))
@@ -565,7 +565,7 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
     df = pd.DataFrame({"prompt": [f"p{i}" for i in range(12)], "response": ["ok"] * 12})
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
     judge = _judge(fake_judge)
-    from rubriclab.evaluate import aevaluate
+    from rubriclab.evaluation import aevaluate
     from rubriclab.judges.sync import run_sync
 
     def run(on_rows: Any) -> Any:
@@ -584,7 +584,7 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
 
 
 def test_live_runs_refuse_what_they_cannot_show() -> None:
-    from rubriclab.evaluate import aevaluate
+    from rubriclab.evaluation import aevaluate
     from rubriclab.judges.sync import run_sync
 
     df = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
