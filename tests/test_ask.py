@@ -9,8 +9,8 @@ import pytest
 
 import rubriclab as rl
 from rubriclab.ask import REASK_MESSAGE, Ask, InvalidAnswer, ask_all, user_messages
-from rubriclab.parse import extract_json
 from rubriclab.judges.sync import run_sync
+from rubriclab.parse import extract_json
 from rubriclab.testing import FakeJudgeServer
 from rubriclab.testing.server import ServerReply, completion_body
 

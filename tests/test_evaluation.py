@@ -593,3 +593,16 @@ def test_live_runs_refuse_what_they_cannot_show() -> None:
         rl.evaluate(df, [metric], judge="mock", partition="span", display=True)
     with pytest.raises(ValueError, match="chunk_rows must be at least 1, got 0"):
         run_sync(aevaluate(df, [metric], judge="mock", on_rows=lambda part: None, chunk_rows=0))
+
+
+def test_importing_any_submodule_keeps_the_public_functions() -> None:
+    """No submodule shares a public function's name, so importing one never hides it
+    (``rl.evaluate`` stays the function after ``import rubriclab.evaluation``)."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(rl.__path__):
+        if info.name not in ("testing", "ray", "__main__"):
+            importlib.import_module(f"rubriclab.{info.name}")
+    for name in ("evaluate", "aevaluate", "compare", "agreement", "generate_rubrics"):
+        assert callable(getattr(rl, name)) and not isinstance(getattr(rl, name), type(rl)), name

@@ -8,8 +8,6 @@ modules (pandas, widgets) load only when a user touches them.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -83,25 +81,6 @@ def __getattr__(name: str) -> Any:
         globals()[name] = module
         return module
     raise AttributeError(f"module 'rubriclab' has no attribute {name!r}")
-
-
-class _Package(types.ModuleType):
-    """Keeps a public function whose module has the same name (``rl.agreement`` from
-    ``agreement.py``, ``rl.evaluate`` from ``evaluate.py``) when that module is imported: the
-    import system would otherwise overwrite the package attribute with the submodule."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            isinstance(value, types.ModuleType)
-            and _EXPORTS.get(name) == name
-            and value.__name__ == f"{__name__}.{name}"
-            and hasattr(value, name)
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

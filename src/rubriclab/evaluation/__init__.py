@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..result import EvalResult, RunStats, presentation
 from ..judges.engine import run_scope
 from ..judges.sync import run_sync
+from ..result import EvalResult, RunStats, presentation
 from ..traces import check_partition, default_partition, is_traces, trace_cases
 from .responses import ModelFn, generate_responses
 from .run import RunJudge, check_metrics, describe, evaluate_frame, run_metrics

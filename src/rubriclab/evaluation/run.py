@@ -16,9 +16,9 @@ import pandas as pd
 from ..columns import FLOAT_FIELDS, USAGE_FIELDS, field_of
 from ..data import Case, to_cases, to_frame
 from ..judges import JudgeConfigError, get_judge
+from ..judges.engine import run_scope
 from ..metrics.base import Metric, Rows
 from ..result import EvalResult, MetricInfo, RunStats
-from ..judges.engine import run_scope
 from .responses import ModelFn, generate_responses
 
 if TYPE_CHECKING:

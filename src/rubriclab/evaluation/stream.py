@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..judges.cache import MemoryCache
 from ..columns import PASSED, SCORE, col, to_plain
 from ..data import DataError, to_frame
 from ..judges import get_judge
-from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
+from ..judges.cache import MemoryCache
 from ..judges.sync import run_sync
+from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
 from ..scoring import Summary, score_value, wilson_interval
 from .run import evaluate_frame
 
