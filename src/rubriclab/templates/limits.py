@@ -59,16 +59,32 @@ def refuse(message: str) -> SecurityError:
 
 @dataclasses.dataclass
 class Budget:
-    """What one render has used so far, and its deadline."""
+    """What one render has used so far, and its deadline.
+
+    The budget is CPU time spent by the rendering thread, not wall time: a busy machine (a
+    kernel sharing two cores with a 100k-row run) can stall a render for seconds that it never
+    spent, and a built-in prompt must not fail its row for that. The wall-clock ``deadline`` is
+    only the cheap trigger: when it passes, the thread's CPU clock decides, and moves the
+    deadline on by the CPU time still unspent."""
 
     timeout: float = DEFAULT_RENDER_TIMEOUT
     steps: int = 0
     depth: int = 0
     built: int = 0
     deadline: float = dataclasses.field(default=0.0)
+    cpu_start: float = dataclasses.field(default=0.0)
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.timeout
+        self.cpu_start = time.thread_time()
+
+    def spent(self) -> bool:
+        """True once the render has used its CPU budget; otherwise re-arm the trigger."""
+        left = self.timeout - (time.thread_time() - self.cpu_start)
+        if left <= 0:
+            return True
+        self.deadline = time.monotonic() + left
+        return False
 
 
 BUDGET: ContextVar[Budget | None] = ContextVar("rubriclab_template_budget", default=None)
@@ -77,7 +93,7 @@ BUDGET: ContextVar[Budget | None] = ContextVar("rubriclab_template_budget", defa
 def tick() -> Budget | None:
     """Refuse the render once it is past its deadline."""
     budget = BUDGET.get()
-    if budget is not None and time.monotonic() > budget.deadline:
+    if budget is not None and time.monotonic() > budget.deadline and budget.spent():
         raise refuse(
             f"the render ran longer than its time budget of {budget.timeout:g} s "
             "(render_timeout); templates must render quickly"
