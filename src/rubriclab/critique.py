@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -311,56 +311,82 @@ class _Job:
         return None
 
 
-async def _run_jobs(jobs: Sequence[_Job], judge: Judge, reask: int, desc: str) -> None:
+async def _run_jobs(
+    jobs: Iterable[_Job], judge: Judge, reask: int, desc: str, *, total: int | None = None
+) -> None:
+    """Ask every job, read each answer as it arrives, then re-ask what could not be used.
+
+    ``jobs`` may be lazy (a generator that renders each prompt when the engine asks for the
+    next request): the first calls then leave before the rest are built, and answers are
+    parsed and scored while later calls are in flight.
+    """
     from .judges import Request
 
-    pending = list(jobs)
-    history: dict[int, list[dict[str, Any]]] = {id(j): list(j.messages) for j in jobs}
-    for round_no in range(reask + 1):
+    taken: list[_Job] = []
+    history: dict[int, list[dict[str, Any]]] = {}  # the conversation of a re-asked job
+    retry: list[_Job] = []
+
+    def request(job: _Job) -> Request:
+        messages = history.get(id(job), job.messages)
+        return Request(
+            messages, response_format=job.response_format, sample=job.sample, params=job.params
+        )
+
+    def requests() -> Iterator[Request]:
+        for job in jobs:
+            taken.append(job)
+            yield request(job)
+
+    def answered(k: int, reply: Reply) -> None:
+        _take(taken[k], reply, judge, history, retry)
+
+    if total is None and isinstance(jobs, Sized):
+        total = len(jobs)
+    await judge.amap(requests(), desc=desc, on_reply=answered, total=total)
+    for _ in range(reask):
+        pending, retry = retry, []
         if not pending:
             return
-        requests = [
-            Request(
-                history[id(j)], response_format=j.response_format, sample=j.sample, params=j.params
-            )
-            for j in pending
-        ]
-        label = desc if round_no == 0 else f"{desc} (re-asking {len(pending)})"
-        replies = await judge.amap(requests, desc=label)
-        retry: list[_Job] = []
+        label = f"{desc} (re-asking {len(pending)})"
+        replies = await judge.amap([request(j) for j in pending], desc=label)
         for job, reply in zip(pending, replies, strict=True):
-            job.replies.append(reply)
-            if reply.error is not None:
-                failed = f"judge call failed: {reply.error}"
-                cut = job.error if job.error and job.error.startswith(_CUT_OFF) else None
-                job.error = (
-                    f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
-                )
-                continue  # the engine already retried transport errors; do not re-ask
-            if reply.finish_reason == "length":
-                # a cut-off answer is never scored, however much of it parses: ask the same
-                # question again with room to finish (the cut text stays as the raw output)
-                job.error = _cut_off_message(reply, judge, job.params)
-                job.params = {
-                    **job.params,
-                    "max_tokens": _larger_max_tokens(reply, judge, job.params),
-                }
-                retry.append(job)
-                continue
-            text = reply.text or ""
-            try:
-                job.parsed = job.read(text)
-                job.error = None
-            except (ParseError, _Invalid, ScoreError) as exc:
-                reason = exc.args[0] if exc.args else type(exc).__name__
-                job.error = f"unreadable judge answer: {reason}"
-                history[id(job)] = [
-                    *history[id(job)],
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
-                ]
-                retry.append(job)
-        pending = retry
+            _take(job, reply, judge, history, retry)
+
+
+def _take(
+    job: _Job,
+    reply: Reply,
+    judge: Judge,
+    history: dict[int, list[dict[str, Any]]],
+    retry: list[_Job],
+) -> None:
+    """Record ``reply`` on ``job``: parsed, a final error, or queued to be asked again."""
+    job.replies.append(reply)
+    if reply.error is not None:
+        failed = f"judge call failed: {reply.error}"
+        cut = job.error if job.error and job.error.startswith(_CUT_OFF) else None
+        job.error = f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
+        return  # the engine already retried transport errors; do not re-ask
+    if reply.finish_reason == "length":
+        # a cut-off answer is never scored, however much of it parses: ask the same
+        # question again with room to finish (the cut text stays as the raw output)
+        job.error = _cut_off_message(reply, judge, job.params)
+        job.params = {**job.params, "max_tokens": _larger_max_tokens(reply, judge, job.params)}
+        retry.append(job)
+        return
+    text = reply.text or ""
+    try:
+        job.parsed = job.read(text)
+        job.error = None
+    except (ParseError, _Invalid, ScoreError) as exc:
+        reason = exc.args[0] if exc.args else type(exc).__name__
+        job.error = f"unreadable judge answer: {reason}"
+        history[id(job)] = [
+            *history.get(id(job), job.messages),
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
+        ]
+        retry.append(job)
 
 
 _CUT_OFF = "judge answer cut off"
@@ -397,6 +423,7 @@ async def _critique(
     plan: Callable[[Case, Rubric], list[_Job]],
     finish: Callable[[Sequence[_Job], Rubric], Outcome],
     desc: str,
+    per_case: int,
 ) -> list[Outcome]:
     """Plan each judgeable case's jobs, run them all through the engine, finish each case.
 
@@ -405,18 +432,26 @@ async def _critique(
     """
     outcomes: list[Outcome | None] = [None] * len(cases)
     jobs: list[list[_Job]] = [[] for _ in cases]
-    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
-        why = _unjudgeable(
-            case, rubric, missing[i] if missing else None, need_baseline=need_baseline
-        )
-        if why or rubric is None:
-            outcomes[i] = Outcome(error=why)
-            continue
-        try:
-            jobs[i] = plan(case, rubric)
-        except (TemplateError, MediaError) as exc:  # this row only: the run goes on
-            outcomes[i] = Outcome(error=str(exc))
-    await _run_jobs([j for js in jobs for j in js], judge, metric.reask, desc=desc)
+    why = [
+        _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=need_baseline)
+        for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True))
+    ]
+
+    def planned() -> Iterator[_Job]:
+        # rendered as the engine asks for the next request, so the first calls leave at once
+        for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
+            if why[i] or rubric is None:
+                outcomes[i] = Outcome(error=why[i])
+                continue
+            try:
+                jobs[i] = plan(case, rubric)
+            except (TemplateError, MediaError) as exc:  # this row only: the run goes on
+                outcomes[i] = Outcome(error=str(exc))
+                continue
+            yield from jobs[i]
+
+    judgeable = sum(1 for i, r in enumerate(rubrics) if not why[i] and r is not None)
+    await _run_jobs(planned(), judge, metric.reask, desc=desc, total=judgeable * per_case)
     out: list[Outcome] = []
     for outcome, js, rubric in zip(outcomes, jobs, rubrics, strict=True):
         if outcome is None:
@@ -484,6 +519,7 @@ async def critique_pointwise(
         plan=plan,
         finish=_pointwise_outcome,
         desc=f"{metric.name}: critique",
+        per_case=metric.samples,
     )
 
 
@@ -593,6 +629,7 @@ async def critique_pairwise(
         plan=plan,
         finish=_pairwise_outcome,
         desc=f"{metric.name}: pairwise critique",
+        per_case=2,
     )
 
 
