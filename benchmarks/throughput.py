@@ -376,6 +376,7 @@ def median(runs: list[Measure]) -> Measure:
 
 
 def have_aiohttp() -> bool:
+    """httpx-aiohttp (the floor:aiohttp variant's transport) is not a rubriclab dependency."""
     try:
         import httpx_aiohttp  # noqa: F401
     except ImportError:
@@ -388,7 +389,7 @@ def drive(args: argparse.Namespace) -> None:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeats={args.repeats}")
         drive_wire(args.repeats)
         return
-    variants = [v for v in VARIANTS if have_aiohttp() or not v.endswith("aiohttp")]
+    variants = [v for v in VARIANTS if have_aiohttp() or v != "floor:aiohttp"]
     settings = SETTINGS[1:] if args.quick else SETTINGS
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeats={args.repeats}")
     head = (

@@ -811,16 +811,21 @@ class Engine:
         target = self.max_concurrency if total is None else min(self.max_concurrency, total)
         target = max(target, 1)
         tasks: set[asyncio.Future[None]] = set()
-        counts = {"live": 0, "waiting": 0}
+        # workers start one after another, each once the one before has its request: the
+        # first request leaves at once instead of after every worker has built its own
+        counts = {"live": 0, "waiting": 0, "to_start": target - 1}
 
         def waiting(now_waiting: bool) -> None:
             counts["waiting"] += 1 if now_waiting else -1
             if now_waiting and counts["live"] - counts["waiting"] < target:
                 spawn()
 
+        ended = asyncio.Event()  # set whenever a worker ends, so a failure is seen at once
+
         def spawn() -> None:
             counts["live"] += 1
             task = asyncio.ensure_future(worker())
+            task.add_done_callback(lambda _: ended.set())
             tasks.add(task)
 
         async def worker() -> None:
@@ -829,6 +834,9 @@ class Engine:
                     i = next(pending, None)
                     if i is None:
                         return
+                    if counts["to_start"] > 0:
+                        counts["to_start"] -= 1
+                        spawn()
                     reply = await self.call(state, requests[i], waiting)
                     if cache is not None and reply.error is None and reply.text is not None:
                         cache.put(
@@ -839,18 +847,17 @@ class Engine:
             finally:
                 counts["live"] -= 1
 
-        for _ in range(target):
-            spawn()
+        spawn()
         try:
             while True:
-                running = [t for t in tasks if not t.done()]
-                if not running:
-                    break
-                await asyncio.wait(running, return_when=asyncio.FIRST_EXCEPTION)
-                for task in tasks:
+                for task in list(tasks):
                     error = task.exception() if task.done() and not task.cancelled() else None
                     if error is not None:
                         raise error
+                if all(t.done() for t in tasks):
+                    break
+                ended.clear()
+                await ended.wait()
         finally:
             for task in tasks:  # on cancellation or a bug, no worker outlives the run
                 task.cancel()
