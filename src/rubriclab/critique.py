@@ -312,13 +312,21 @@ class _Job:
 
 
 async def _run_jobs(
-    jobs: Iterable[_Job], judge: Judge, reask: int, desc: str, *, total: int | None = None
+    jobs: Iterable[_Job],
+    judge: Judge,
+    reask: int,
+    desc: str,
+    *,
+    total: int | None = None,
+    done: Callable[[_Job], None] | None = None,
 ) -> None:
     """Ask every job, read each answer as it arrives, then re-ask what could not be used.
 
     ``jobs`` may be lazy (a generator that renders each prompt when the engine asks for the
     next request): the first calls then leave before the rest are built, and answers are
-    parsed and scored while later calls are in flight.
+    parsed and scored while later calls are in flight. ``done(job)`` is called as a job is
+    settled (read, or failed for good); a job still unreadable after the last re-ask is
+    left to the caller.
     """
     from .judges import Request
 
@@ -338,7 +346,9 @@ async def _run_jobs(
             yield request(job)
 
     def answered(k: int, reply: Reply) -> None:
-        _take(taken[k], reply, judge, history, retry)
+        job = taken[k]
+        if _take(job, reply, judge, history, retry) and done is not None:
+            done(job)
 
     if total is None and isinstance(jobs, Sized):
         total = len(jobs)
@@ -350,7 +360,8 @@ async def _run_jobs(
         label = f"{desc} (re-asking {len(pending)})"
         replies = await judge.amap([request(j) for j in pending], desc=label)
         for job, reply in zip(pending, replies, strict=True):
-            _take(job, reply, judge, history, retry)
+            if _take(job, reply, judge, history, retry) and done is not None:
+                done(job)
 
 
 def _take(
@@ -359,25 +370,27 @@ def _take(
     judge: Judge,
     history: dict[int, list[dict[str, Any]]],
     retry: list[_Job],
-) -> None:
-    """Record ``reply`` on ``job``: parsed, a final error, or queued to be asked again."""
+) -> bool:
+    """Record ``reply`` on ``job``: parsed, a final error, or queued to be asked again
+    (False)."""
     job.replies.append(reply)
     if reply.error is not None:
         failed = f"judge call failed: {reply.error}"
         cut = job.error if job.error and job.error.startswith(_CUT_OFF) else None
         job.error = f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
-        return  # the engine already retried transport errors; do not re-ask
+        return True  # the engine already retried transport errors; do not re-ask
     if reply.finish_reason == "length":
         # a cut-off answer is never scored, however much of it parses: ask the same
         # question again with room to finish (the cut text stays as the raw output)
         job.error = _cut_off_message(reply, judge, job.params)
         job.params = {**job.params, "max_tokens": _larger_max_tokens(reply, judge, job.params)}
         retry.append(job)
-        return
+        return False
     text = reply.text or ""
     try:
         job.parsed = job.read(text)
         job.error = None
+        return True
     except (ParseError, _Invalid, ScoreError) as exc:
         reason = exc.args[0] if exc.args else type(exc).__name__
         job.error = f"unreadable judge answer: {reason}"
@@ -387,6 +400,7 @@ def _take(
             {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
         ]
         retry.append(job)
+        return False
 
 
 _CUT_OFF = "judge answer cut off"
@@ -437,6 +451,9 @@ async def _critique(
         for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True))
     ]
 
+    case_of: dict[int, int] = {}  # id(job) -> its case
+    unsettled = [0] * len(cases)
+
     def planned() -> Iterator[_Job]:
         # rendered as the engine asks for the next request, so the first calls leave at once
         for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
@@ -448,10 +465,23 @@ async def _critique(
             except (TemplateError, MediaError) as exc:  # this row only: the run goes on
                 outcomes[i] = Outcome(error=str(exc))
                 continue
+            unsettled[i] = len(jobs[i])
+            for job in jobs[i]:
+                case_of[id(job)] = i
             yield from jobs[i]
 
+    def settled(job: _Job) -> None:
+        # a case is finished (scored) as its last answer arrives, while others are in flight
+        i = case_of[id(job)]
+        unsettled[i] -= 1
+        rubric = rubrics[i]
+        if unsettled[i] == 0 and rubric is not None:
+            outcomes[i] = finish(jobs[i], rubric)
+
     judgeable = sum(1 for i, r in enumerate(rubrics) if not why[i] and r is not None)
-    await _run_jobs(planned(), judge, metric.reask, desc=desc, total=judgeable * per_case)
+    await _run_jobs(
+        planned(), judge, metric.reask, desc=desc, total=judgeable * per_case, done=settled
+    )
     out: list[Outcome] = []
     for outcome, js, rubric in zip(outcomes, jobs, rubrics, strict=True):
         if outcome is None:
