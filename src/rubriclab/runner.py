@@ -474,6 +474,7 @@ class _Run:
         self.bar: Any = None
         self._first: dict[str, int] = {}
         self._copies: dict[int, list[int]] = {}
+        self._formats: dict[int, tuple[Any, str]] = {}  # cache_key's memo, for this run only
 
     def feed(self) -> Iterator[int]:
         """Indexes of the requests that need a call, pulling the source as they are taken."""
@@ -492,7 +493,7 @@ class _Run:
             if cache is None:
                 fresh = list(range(base, base + len(chunk)))
             else:
-                keys = [engine.key(r) for r in chunk]
+                keys = [engine.key(r, self._formats) for r in chunk]
                 self.keys.extend(keys)
                 hits = cache.get_many(set(keys))
                 for i, key in enumerate(keys, base):
@@ -615,8 +616,8 @@ class Engine:
         if state is not None:
             await state.session.aclose()
 
-    def key(self, request: Request) -> str:
-        return cache_key(self.endpoint_id, self.model, request, self.settings)
+    def key(self, request: Request, memo: dict[int, tuple[Any, str]] | None = None) -> str:
+        return cache_key(self.endpoint_id, self.model, request, self.settings, memo)
 
     # -- one call ------------------------------------------------------------------------
     def _cost(self, usage: Usage, model: str) -> float | None:
