@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 import rubriclab as rl
-from rubriclab.compare import paired_bootstrap
+from rubriclab.comparison import paired_bootstrap
 from rubriclab.result import EvalResult, MetricInfo
 
 

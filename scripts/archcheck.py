@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Report the package's import graph: cycles (imports inside functions included), private names
-imported across modules, and the count of top-level modules. Prints figures; exits 0."""
+imported across modules, and the count of top-level modules. Imports under ``if TYPE_CHECKING:``
+are left out: type checkers read them, the running program never does. Prints figures; exits 0."""
 
 from __future__ import annotations
 
@@ -44,7 +45,21 @@ for m, p in mods.items():
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
         for n in ast.walk(f)
     }
+    # imports under `if TYPE_CHECKING:` are for type checkers only: no runtime edge
+    typing_only = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, ast.If)
+        and (
+            (isinstance(f.test, ast.Name) and f.test.id == "TYPE_CHECKING")
+            or (isinstance(f.test, ast.Attribute) and f.test.attr == "TYPE_CHECKING")
+        )
+        for stmt in f.body
+        for n in ast.walk(stmt)
+    }
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         targets: list[tuple[str, list[str]]] = []
         if isinstance(node, ast.ImportFrom):
             if node.level:

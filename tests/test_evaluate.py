@@ -493,6 +493,20 @@ def test_a_bad_image_or_rubric_cell_fails_its_row_only(fake_judge: Any, tmp_path
     assert len(fake_judge.requests) == 1
 
 
+def test_a_rubric_cell_that_names_a_file_is_text_never_read(
+    fake_judge: Any, tmp_path: Path
+) -> None:
+    """Data is untrusted: a cell holding a path is not a rubric and the file is never opened."""
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("criteria: [Is the password hunter2?]\n", encoding="utf-8")
+    fake_judge.responder = lambda body: _verdicts(q1="YES")
+    df = pd.DataFrame({"prompt": ["p0"], "response": ["r0"], "rubric": [str(secret)]})
+    t = rl.evaluate(df, [rl.metrics.RubricMetric(name="chk")], judge=_judge(fake_judge)).table
+    assert "row 0, column 'rubric': not a valid rubric" in t.loc[0, "chk/error"]
+    assert "hunter2" not in t.to_json()
+    assert fake_judge.requests == []
+
+
 # -- issue 19: live runs -------------------------------------------------------------------------
 def _half_bad(body: dict[str, Any]) -> str:
     """YES/YES, except rows whose response says 'bad': an answer that cannot be read."""

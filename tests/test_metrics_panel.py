@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import rubriclab as rl
-from rubriclab.agreement import fleiss_kappa, krippendorff_alpha, panel_agreement
+from rubriclab.calibration.measures import fleiss_kappa, krippendorff_alpha, panel_agreement
 from rubriclab.testing import FakeJudgeServer, ServerReply
 
 CHECKLIST = rl.Rubric(

@@ -16,7 +16,12 @@ from rubriclab.result import load_result
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'rubriclab[ray]'")
 import rubriclab.ray as rl_ray  # noqa: E402
 
-pytestmark = pytest.mark.slow
+# A local Ray is a dozen processes: GCS, raylet, agents, and ~8 workers (three Ray Data
+# bookkeeping actors, one per judging actor, task workers), each paying ~4 s of CPU to import
+# ray and ray.data before it does anything. Idle, this module takes about a minute; on two cores
+# under `stress --cpu 2` that start-up alone takes minutes. Nothing here waits on a race or a
+# sleep: the time is CPU-bound process start-up, so the limit is sized to that work.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 RUBRIC = rl.Rubric.analytic(
     {

@@ -166,3 +166,12 @@ def test_unknown_key_in_a_criterion_is_an_error_naming_it() -> None:
 def test_lookup_by_name_lists_the_names_on_a_miss() -> None:
     with pytest.raises(KeyError, match="has: accuracy, completeness, tone, conciseness"):
         support_rubric()["accurracy"]
+
+
+def test_from_yaml_text_never_opens_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("- Is it short?\n", encoding="utf-8")
+    assert rl.Rubric.from_yaml(str(path)).names == ["q1"]  # code a person writes: a path
+    with pytest.raises(rl.RubricError, match="must be a mapping"):
+        rl.Rubric.from_yaml_text(str(path))  # text from data: never a path
+    assert rl.Rubric.from_yaml_text("- Is it short?\n").names == ["q1"]

@@ -88,6 +88,12 @@ def test_mistakes_name_the_key(tmp_path: Path, text: str, message: str) -> None:
         ("  - rubric: missing.yaml\n", "metrics[0].rubric: no file at"),
         ("  - rubric: {criteria: []}\n", "metrics[0].rubric"),
         ("  - use: text_quality\n  - use: text_quality\n", "appear twice"),
+        ("  - use: exact_match\n    pairwise: true\n", "metrics[0].pairwise does not apply"),
+        ("  - use: bleu\n    judges: [mock, mock]\n", "metrics[0].judges does not apply"),
+        ("  - use: text_quality\n    reference: gold\n", "only computation metrics"),
+        ("  - use: text_quality\n    judges: [mock]\n", "a panel needs at least 2 judges"),
+        ("  - use: text_quality\n    aggregate: mean\n", "only a panel"),
+        ("  - use: exact_mach\n", "did you mean 'exact_match'"),
     ],
 )
 def test_metric_mistakes_name_the_entry(tmp_path: Path, metrics: str, message: str) -> None:
@@ -145,3 +151,46 @@ def test_yaml_words_stay_words_and_fail_under_reads_percents(tmp_path: Path) -> 
     assert [lv.descriptor for lv in rubric["answered"].levels] == ["no", "partly", "yes"]
     with pytest.raises(ConfigError, match=r"fail_under must be a fraction like 0\.7"):
         load_config(_write(tmp_path, "data: data.csv\nfail_under: lots\nmetrics: [text_quality]\n"))
+
+
+def test_computation_metrics_and_panels_run_from_a_config(tmp_path: Path) -> None:
+    """`use: exact_match` scores against the reference column with no judge; `judges:` makes a
+    panel whose judges each give their verdicts, combined by `aggregate`."""
+    import rubriclab as rl
+
+    (tmp_path / "data.csv").write_text(
+        "prompt,response,gold\nq1,Paris,Paris\nq2,Rome,Madrid\n", encoding="utf-8"
+    )
+    path = tmp_path / "eval.yaml"
+    path.write_text(
+        "data: data.csv\n"
+        "judge: mock\n"
+        "metrics:\n"
+        "  - use: exact_match\n"
+        "    reference: gold\n"
+        "  - name: panel\n"
+        "    rubric: ['Is it right?', 'Is it short?']\n"
+        "    judges: [mock, {spec: mock, temperature: 0.5}]\n"
+        "    aggregate: mean\n",
+        encoding="utf-8",
+    )
+    config = load_config(path)
+    exact, panel = config.build_metrics()
+    assert exact.name == "exact_match" and exact.reference_column == "gold"
+    assert isinstance(panel, RubricMetric) and len(panel.judges or ()) == 2
+    assert panel.aggregate == "mean"
+    result = rl.evaluate(str(config.data_path()), [exact, panel], judge=config.build_judge())
+    table = result.table
+    assert table["exact_match/score"].tolist() == [1.0, 0.0]
+    assert table["panel/error"].isna().all()
+    assert all(len(v) == 2 for v in table["panel/judges"])
+
+
+def test_a_panel_judge_key_variable_is_checked_like_the_main_judges(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "data: data.csv\nmetrics:\n  - use: text_quality\n    judges:\n      - mock\n"
+        "      - {spec: 'http://127.0.0.1:9/v1', model: m, api_key_env: DATABASE_URL}\n",
+    )
+    with pytest.raises(ConfigError, match=r"metrics\[0\]\.judges\[1\]\.api_key_env names"):
+        load_config(path).build_metrics()

@@ -3,6 +3,7 @@ results whose summary never needs the table."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -108,6 +109,25 @@ def test_running_summary_matches_summarize_over_the_whole_column() -> None:
     want = summarize(choices, choices=choices)
     assert pairwise.summary().win == want.win
     assert pairwise.summary().loss == want.loss
+
+
+def test_merged_partial_summaries_equal_one_summary_of_every_row() -> None:
+    """Workers summarise their own blocks; merging the partials gives the whole column's
+    summary, whatever the block sizes (empty and all-error blocks included)."""
+    values = [0.1, None, 0.5, 0.9, float("nan"), 1.0, 0.0, 0.25, 0.75, 0.3, None]
+    passed = [False, None, True, True, None, True, False, False, True, False, None]
+    whole = summarize(values, passed=passed)
+    for cuts in ([0, 11], [0, 1, 2, 11], [0, 4, 5, 9, 11], [0, 0, 6, 6, 11]):
+        merged = RunningSummary()
+        for a, b in itertools.pairwise(cuts):
+            part = RunningSummary()
+            part.add(values[a:b], passed[a:b])
+            merged.merge(RunningSummary.from_dict(part.to_dict()))
+        got = merged.summary()
+        assert (got.n, got.scored, got.errors) == (whole.n, whole.scored, whole.errors)
+        assert got.mean == pytest.approx(whole.mean)
+        assert got.std == pytest.approx(whole.std)
+        assert got.pass_rate == whole.pass_rate
 
 
 # -- streamed runs ---------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ _EXPORTS: dict[str, str] = {
     "Score": "scoring",
     "ScoreError": "scoring",
     "Summary": "scoring",
-    "Agreement": "agreement",
-    "agreement": "agreement",
+    "Agreement": "calibration",
+    "agreement": "calibration",
     "pairwise_agreement": "calibration",
     "criterion_agreement": "calibration",
     "Judge": "judges",
@@ -39,8 +39,8 @@ _EXPORTS: dict[str, str] = {
     "EvalResult": "result",
     "load_result": "result",
     "open_result": "result",
-    "compare": "compare",
-    "Comparison": "compare",
+    "compare": "comparison",
+    "Comparison": "comparison",
     "Span": "traces",
     "Trace": "traces",
     "load_traces": "traces",
@@ -122,12 +122,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import templates as templates
     from . import testing as testing
     from . import widgets as widgets
-    from .agreement import Agreement as Agreement
-    from .agreement import agreement as agreement
+    from .calibration import Agreement as Agreement
+    from .calibration import agreement as agreement
     from .calibration import criterion_agreement as criterion_agreement
     from .calibration import pairwise_agreement as pairwise_agreement
-    from .compare import Comparison as Comparison
-    from .compare import compare as compare
+    from .comparison import Comparison as Comparison
+    from .comparison import compare as compare
     from .display import display_eval_result as display_eval_result
     from .display import display_explanations as display_explanations
     from .evaluate import aevaluate as aevaluate

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .columns import to_plain
+
 if TYPE_CHECKING:
     from .judges import Judge
     from .result import EvalResult
@@ -260,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[str]) -> int:
-    from .compare import compare, parse_gate
+    from .comparison import compare, parse_gate
 
     checks = [parse_gate(g) for g in gates]  # bad flags are reported before any work
     comparison = compare(a, b, key=key)
@@ -301,7 +303,7 @@ def _run(args: argparse.Namespace) -> int:
     result.meta.update(config=str(args.config), data=str(data), name=name)
     written = _write_results(result, out_dir, name)
     if args.junit:
-        from .junit import write_junit
+        from .result.junit import write_junit
 
         prompt = (config.mapping or {}).get("prompt", "prompt")
         written.append(write_junit({name: result}, args.junit, prompt_column=prompt))
@@ -382,14 +384,14 @@ def _as_flags(message: str) -> str:
 
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
-    from .atomic import atomic_write_text
+    from .files import atomic_write_text
     from .report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
     if result.row_count > _FULL_OUTPUTS_MAX_ROWS:  # keep memory bounded: summary only
         summary = out_dir / "summary.json"
         summary.write_text(
-            json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
+            json.dumps(to_plain(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
         )
         print(
             f"{result.row_count} rows: results.jsonl was written chunk by chunk; "
@@ -406,7 +408,7 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     else:
         written.append(result.save(out_dir / "results.parquet"))
     summary = out_dir / "summary.json"
-    atomic_write_text(summary, json.dumps(_jsonable(result.summary_metrics), indent=2) + "\n")
+    atomic_write_text(summary, json.dumps(to_plain(result.summary_metrics), indent=2) + "\n")
     written.append(summary)
     page = write_report_html(out_dir / "report.html", {name: result}, f"rubriclab: {name}")
     written.append(page)
@@ -485,12 +487,6 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
 
 def _print_summary(name: str, result: EvalResult, out: TextIO) -> None:
     print("\n" + result.summary_text(name), file=out)
-
-
-def _jsonable(value: object) -> object:
-    from .result import _plain
-
-    return _plain(value)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -340,7 +340,7 @@ def _rubric(value: Any, where: str, column: str) -> Rubric | None:
                 return Rubric.from_json(text)
             if text.startswith("["):
                 return Rubric.checklist(json.loads(text))
-            return Rubric.from_yaml(text)
+            return Rubric.from_yaml_text(text)  # a cell is text, never a path
     except (ValueError, TypeError) as exc:
         raise DataError(f"{where}, column {column!r}: not a valid rubric: {exc}") from None
     return None

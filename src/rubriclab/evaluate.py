@@ -14,6 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .columns import (
+    ATTEMPTS,
+    BASELINE_SCORE,
+    CANDIDATE_SCORE,
+    LATENCY,
+    RUBRIC,
+    RUBRIC_RAW_OUTPUT,
+    SCORE,
+    TOKENS,
+    col,
+)
 from .critique import Outcome, critique_pairwise, critique_pointwise
 from .data import Case, to_cases, to_frame
 from .generate import generate_for_cases, resolve_judge
@@ -195,8 +206,8 @@ async def run_metrics(
             panel = [resolve_judge(j) for j in metric.judges or ()]
             any_mock = any_mock or m_judge.is_mock or any(j.is_mock for j in panel)
             rubrics, missing, gen_cols = await _rubrics_for(metric, cases, m_judge, table, stats)
-            for col, values in gen_cols.items():
-                table[col] = pd.Series(values, index=table.index, dtype=object)
+            for column, values in gen_cols.items():
+                table[column] = pd.Series(values, index=table.index, dtype=object)
             if metric.kind == "pairwise":
                 baselines = _baselines(metric, cases, table)
                 outcomes = await critique_pairwise(
@@ -215,7 +226,7 @@ async def run_metrics(
             info = MetricInfo(metric.name, metric.kind, metric.rubric, metric.description)
         _add_columns(table, info, outcomes)
         for field, values in extra.items():  # e.g. a panel's per-judge verdicts
-            table[f"{info.name}/{field}"] = pd.Series(values, index=table.index, dtype=object)
+            table[col(info.name, field)] = pd.Series(values, index=table.index, dtype=object)
         for o in outcomes:
             stats.add(info.name, o.usage)
         infos.append(info)
@@ -403,9 +414,9 @@ async def _rubrics_for(
             )
         from .data import _rubric
 
-        col = table[metric.rubric_column].tolist()
+        values = table[metric.rubric_column].tolist()
         return (
-            [_rubric(v, f"row {i}", metric.rubric_column) for i, v in enumerate(col)],
+            [_rubric(v, f"row {i}", metric.rubric_column) for i, v in enumerate(values)],
             missing,
             {},
         )
@@ -420,13 +431,13 @@ async def _rubrics_for(
     generated = await generate_for_cases(
         cases, metric.generator, judge, reask=metric.reask, max_prompt_chars=metric.max_prompt_chars
     )
-    cols: dict[str, list[Any]] = {f"{metric.name}/rubric": [g.rubric for g in generated]}
+    cols: dict[str, list[Any]] = {col(metric.name, RUBRIC): [g.rubric for g in generated]}
     for key in sorted({k for g in generated for k in g.extras}):
         cols[key] = [g.extras.get(key) for g in generated]
         for case, g in zip(cases, generated, strict=True):
             if key in g.extras and key not in case.extra:
                 case.extra[key] = g.extras[key]
-    cols[f"{metric.name}/rubric_raw_output"] = [g.raw_output for g in generated]
+    cols[col(metric.name, RUBRIC_RAW_OUTPUT)] = [g.raw_output for g in generated]
     for g in generated:
         stats.add(metric.name, g.usage)
     missing = [None if g.rubric else f"rubric generation failed: {g.error}" for g in generated]
@@ -449,9 +460,9 @@ def _add_columns(table: pd.DataFrame, info: MetricInfo, outcomes: Sequence[Outco
 
     def put(field: str, values: list[Any]) -> None:
         # object dtype keeps lists and dicts per cell (criteria, raw outputs) as they are
-        table[f"{m}/{field}"] = pd.Series(values, index=table.index, dtype=object)
+        table[col(m, field)] = pd.Series(values, index=table.index, dtype=object)
 
-    table[f"{m}/score"] = pd.Series([o.score for o in outcomes], index=table.index, dtype=float)
+    table[col(m, SCORE)] = pd.Series([o.score for o in outcomes], index=table.index, dtype=float)
     put("verdict", [o.verdict for o in outcomes])
     put("passed", [o.passed for o in outcomes])
     put("criteria", [o.criteria for o in outcomes])
@@ -463,12 +474,12 @@ def _add_columns(table: pd.DataFrame, info: MetricInfo, outcomes: Sequence[Outco
         put("swap_consistent", [o.swap_consistent for o in outcomes])
         put("candidate_criteria", [o.candidate_criteria for o in outcomes])
         put("baseline_criteria", [o.baseline_criteria for o in outcomes])
-        table[f"{m}/candidate_score"] = pd.Series(
+        table[col(m, CANDIDATE_SCORE)] = pd.Series(
             [o.candidate_score for o in outcomes], index=table.index, dtype=float
         )
-        table[f"{m}/baseline_score"] = pd.Series(
+        table[col(m, BASELINE_SCORE)] = pd.Series(
             [o.baseline_score for o in outcomes], index=table.index, dtype=float
         )
-    table[f"{m}/tokens"] = [o.usage.tokens for o in outcomes]
-    table[f"{m}/latency"] = [round(o.usage.latency, 4) for o in outcomes]
-    table[f"{m}/attempts"] = [o.usage.attempts for o in outcomes]
+    table[col(m, TOKENS)] = [o.usage.tokens for o in outcomes]
+    table[col(m, LATENCY)] = [round(o.usage.latency, 4) for o in outcomes]
+    table[col(m, ATTEMPTS)] = [o.usage.attempts for o in outcomes]

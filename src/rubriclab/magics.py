@@ -40,8 +40,8 @@ _MAPPING_HINT = re.compile(r"pass mapping=\{'(\w+)': 'your_column'\}")
 def _message(exc: BaseException) -> str:
     from pydantic import ValidationError
 
-    from .config_errors import explain
     from .rubric import Rubric
+    from .run_config.errors import explain
 
     if isinstance(exc, ValidationError):  # the cell's YAML, in its own keys
         return "the rubric in the cell: " + explain(exc, Rubric)
@@ -365,7 +365,7 @@ def _metric(args: Any, cell: str) -> RubricMetric:
             body = _inside_cwd(body, "the rubric file in the cell", args.allow_outside).read_text(
                 encoding="utf-8"
             )
-        rubric = Rubric.from_yaml(body)
+        rubric = Rubric.from_yaml_text(body)
         name = args.name or rubric.name or "rubric"
         return _pairwise(metrics.RubricMetric(name=name, rubric=rubric), args)
     if args.metric:
@@ -403,7 +403,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def _inside_cwd(path: str, what: str, allow_outside: bool) -> Path:
     """A path from a cell, kept inside the working folder unless ``--allow-outside``."""
-    from .paths import PathOutsideError, resolve_inside
+    from .files import PathOutsideError, resolve_inside
 
     try:
         return resolve_inside(

@@ -5,20 +5,23 @@ concurrency limit) and judges whole batches with the ordinary ``evaluate``, so a
 exactly as a local run makes it; ``max_concurrency`` bounds each actor's calls in flight and
 ``concurrency`` the number of actors. Nested fields come back as the same JSON text a saved
 result holds, so the blocks are plain Arrow columns and ``write_parquet`` just works.
-``summary`` folds the result columns with Ray aggregations into the summary a local run shows.
+``summary`` summarises each block on the workers and merges the partial summaries into the
+summary a local run shows.
 
 The executor is one function from a pandas frame to a pandas frame (``judge_frame``) plus a
-summary over aggregates; a Spark ``mapInPandas`` executor would reuse both. Needs the optional
+mergeable running summary (``RunningSummary``); a Spark ``mapInPandas`` executor would reuse both. Needs the optional
 extra: ``pip install 'rubriclab[ray]'``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .columns import PASSED, SCORE, TOKENS, col
 from .stream import RunningSummary, judge_frame
 
 if TYPE_CHECKING:
@@ -92,74 +95,55 @@ def evaluate(
 
 def summary(results: Any, metrics: Sequence[Any]) -> pd.DataFrame:
     """Per metric, what ``EvalResult.summary`` shows (n, errors, mean, std, rates with Wilson
-    intervals, tokens), computed with Ray aggregations rather than by collecting the rows.
+    intervals, tokens), computed where the rows are rather than by collecting them.
+
+    Each block is summarised on the workers (counts, mean and M2 per metric: one small row per
+    block) and the driver merges those partial summaries with Chan's parallel update, the way a
+    streamed local run merges its chunks; only one row per block crosses to the driver. (Ray's
+    hash ``aggregate`` would give the same sums but starts a shuffle with its own worker
+    processes, which costs more than it saves here.)
 
     Ray datasets are lazy: summing a dataset that ``evaluate`` returned runs its judging again.
     When the rows are also written or used elsewhere, pass ``results.materialize()``."""
     _ray()
-    from ray.data.aggregate import Count, Mean, Std, Sum
-
     names = [str(getattr(m, "name", "")) for m in metrics]
     kinds = {str(getattr(m, "name", "")): getattr(m, "kind", "pointwise") for m in metrics}
-    marked = results.map_batches(_indicators, fn_kwargs={"names": names}, batch_format="pandas")
-    aggs: list[Any] = [Count()]
-    for name in names:
-        aggs += [
-            Count(on=f"{name}/score", ignore_nulls=True, alias_name=f"{name}|scored"),
-            Mean(on=f"{name}/score", ignore_nulls=True, alias_name=f"{name}|mean"),
-            Std(on=f"{name}/score", ddof=1, ignore_nulls=True, alias_name=f"{name}|std"),
-            Sum(on=f"{name}|pass_k", alias_name=f"{name}|pass_k"),
-            Sum(on=f"{name}|pass_n", alias_name=f"{name}|pass_n"),
-            Sum(on=f"{name}|win", alias_name=f"{name}|win"),
-            Sum(on=f"{name}|tie", alias_name=f"{name}|tie"),
-            Sum(on=f"{name}|loss", alias_name=f"{name}|loss"),
-            Sum(on=f"{name}/tokens", alias_name=f"{name}|tokens"),
-        ]
-    totals = marked.aggregate(*aggs)
-    n = int(totals["count()"])
+    pairwise = [name for name in names if kinds[name] == "pairwise"]
+    partials = results.map_batches(
+        _partial_summaries,
+        fn_kwargs={"names": names, "pairwise": pairwise},
+        batch_format="pandas",
+        batch_size=None,
+    ).take_all()
     rows = []
     for name in names:
-        scored = int(totals[f"{name}|scored"] or 0)
-        std = totals[f"{name}|std"]
-        running = RunningSummary(
-            n=n,
-            scored=scored,
-            mean=float(totals[f"{name}|mean"] or 0.0),
-            m2=float(std) ** 2 * (scored - 1) if std is not None and scored >= 2 else 0.0,
-            pass_k=0 if kinds[name] == "pairwise" else int(totals[f"{name}|pass_k"] or 0),
-            pass_n=0 if kinds[name] == "pairwise" else int(totals[f"{name}|pass_n"] or 0),
-            pairwise=kinds[name] == "pairwise",
-            win=int(totals[f"{name}|win"] or 0),
-            tie=int(totals[f"{name}|tie"] or 0),
-            loss=int(totals[f"{name}|loss"] or 0),
-        )
+        running = RunningSummary(pairwise=name in pairwise)
+        tokens = 0
+        for part in partials:
+            running.merge(RunningSummary.from_dict(json.loads(part[f"{name}|summary"])))
+            tokens += int(part[f"{name}|tokens"])
         flat = running.summary().as_flat_dict()
         flat["kind"] = kinds[name]
-        flat["tokens"] = int(totals[f"{name}|tokens"] or 0)
+        flat["tokens"] = tokens
         rows.append(pd.Series(flat, name=name))
     frame = pd.DataFrame(rows)
     frame.index.name = "metric"
     return frame
 
 
-def _indicators(batch: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
-    """Per-row 0/1 columns the sums need: pass flags (scored rows only) and pairwise choices."""
-    out = pd.DataFrame(index=batch.index)
+def _partial_summaries(
+    batch: pd.DataFrame, names: Sequence[str], pairwise: Sequence[str]
+) -> pd.DataFrame:
+    """One row for a block: each metric's running summary (as JSON) and its token total."""
+    row: dict[str, Any] = {}
     for name in names:
-        score = pd.to_numeric(batch[f"{name}/score"], errors="coerce")
-        scored = score.notna()
-        passed = batch.get(f"{name}/passed")
-        if passed is None:
-            flags = pd.Series([None] * len(batch), index=batch.index, dtype=object)
-        else:
-            flags = passed.astype(object)
-        has_flag = scored & flags.notna()
-        out[f"{name}|pass_n"] = has_flag.astype("int64")
-        out[f"{name}|pass_k"] = (has_flag & flags.fillna(False).astype(bool)).astype("int64")
-        out[f"{name}|win"] = (score > 0).astype("int64")
-        out[f"{name}|tie"] = (score == 0).astype("int64")
-        out[f"{name}|loss"] = (score < 0).astype("int64")
-        out[f"{name}/score"] = score
-        tokens = batch[f"{name}/tokens"] if f"{name}/tokens" in batch else pd.Series(0, batch.index)
-        out[f"{name}/tokens"] = pd.to_numeric(tokens).fillna(0)
-    return out
+        running = RunningSummary(pairwise=name in pairwise)
+        passed = batch.get(col(name, PASSED))
+        running.add(
+            batch[col(name, SCORE)].tolist(), passed.tolist() if passed is not None else None
+        )
+        row[f"{name}|summary"] = json.dumps(running.to_dict())
+        has_tokens = col(name, TOKENS) in batch
+        tokens = batch[col(name, TOKENS)] if has_tokens else pd.Series(0, batch.index)
+        row[f"{name}|tokens"] = int(pd.to_numeric(tokens).fillna(0).sum())
+    return pd.DataFrame([row])

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .atomic import atomic_write_text
+from .files import atomic_write_text
 from .judges.clean import clean_text
 
 if TYPE_CHECKING:

@@ -32,9 +32,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .atomic import atomic_write_text
+from .files import YamlError, atomic_write_text, load_yaml
 from .scale import parse_fraction
-from .yaml12 import YamlError, load_yaml
 
 if TYPE_CHECKING:
     from .scoring import Score
@@ -350,8 +349,18 @@ class Rubric(BaseModel):
 
     @classmethod
     def from_yaml(cls, source: str | Path) -> Rubric:
-        """Read YAML text or a path to a ``.yaml``/``.yml``/``.json`` file."""
-        text = _read_source(source)
+        """Read YAML text or a path to a ``.yaml``/``.yml``/``.json`` file.
+
+        For code a person writes (``Rubric.from_yaml("rubrics/support.yaml")``). Text that
+        comes from data, a widget or a model must go through :meth:`from_yaml_text`, which
+        never opens a file: a cell holding ``/home/me/.secrets.yaml`` is text, not a path."""
+        return cls.from_yaml_text(_read_source(source))
+
+    @classmethod
+    def from_yaml_text(cls, text: str) -> Rubric:
+        """Parse YAML (or JSON) rubric text; never reads a file, whatever the text looks like."""
+        if not isinstance(text, str):
+            raise RubricError(f"rubric YAML must be text, got {type(text).__name__}")
         try:
             data = load_yaml(text)
         except YamlError as exc:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .cache import MemoryCache
+from .columns import PASSED, SCORE, col
 from .data import DataError, to_frame
 from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
 from .scoring import Summary, wilson_interval
@@ -98,6 +99,23 @@ class RunningSummary:
                 if v is not None and p is not None and not _is_nan(p):
                     self.pass_n += 1
                     self.pass_k += bool(p)
+
+    def merge(self, other: RunningSummary) -> None:
+        """Fold in a summary of other rows (Chan's combine of two means and M2s): lets workers
+        summarise their own blocks and one process add up the small partial summaries."""
+        if other.scored:
+            total = self.scored + other.scored
+            delta = other.mean - self.mean
+            self.m2 += other.m2 + delta * delta * self.scored * other.scored / total
+            self.mean += delta * other.scored / total
+            self.scored = total
+        self.n += other.n
+        self.pass_k += other.pass_k
+        self.pass_n += other.pass_n
+        self.has_pass = self.has_pass or other.has_pass
+        self.win += other.win
+        self.tie += other.tie
+        self.loss += other.loss
 
     def summary(self) -> Summary:
         std = math.sqrt(self.m2 / (self.scored - 1)) if self.scored >= 2 else None
@@ -324,9 +342,9 @@ async def astream_evaluate(
         if chunk.index.start < skip:  # type: ignore[attr-defined]
             continue  # finished before an interruption: already in a chunk file
         result = await aevaluate(chunk, metrics, judge=run_judge, **options)
-        for col in _write_chunk(partial, state.chunks, result, parquet):
-            if col not in state.json_columns:
-                state.json_columns.append(col)
+        for column in _write_chunk(partial, state.chunks, result, parquet):
+            if column not in state.json_columns:
+                state.json_columns.append(column)
         _advance(state, result, len(chunk))
         _write_json_atomic(partial / "state.json", state.to_dict())
         if chunk_cache is not None:
@@ -460,9 +478,9 @@ def _advance(state: _State, result: EvalResult, rows: int) -> None:
         running = state.running.get(info.name)
         if running is None:
             running = state.running[info.name] = RunningSummary(pairwise=info.kind == "pairwise")
-        passed = f"{info.name}/passed"
+        passed = col(info.name, PASSED)
         running.add(
-            table[f"{info.name}/score"].tolist(),
+            table[col(info.name, SCORE)].tolist(),
             table[passed].tolist() if passed in table.columns else None,
         )
     state.stats.merge(result.stats)
@@ -470,9 +488,9 @@ def _advance(state: _State, result: EvalResult, rows: int) -> None:
         state.metrics = [m.to_dict() for m in result.metrics]
         state.judge = result.judge
     state.is_mock = state.is_mock or result.is_mock
-    for col in table.columns:
-        if str(col) not in state.columns:
-            state.columns.append(str(col))
+    for column in table.columns:
+        if str(column) not in state.columns:
+            state.columns.append(str(column))
     state.chunks += 1
     state.rows += rows
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from . import schemas
+from .columns import preview
 from .critique import Outcome, _Invalid, _Job, _run_jobs
 from .data import Case
 from .parse import extract_json
@@ -241,11 +242,6 @@ def trace_io(trace: Trace) -> tuple[str, str]:
     return given, trace.final_answer or ""
 
 
-def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _load(data: Any) -> list[Trace]:
     from .traces import Trace, load_traces
 
@@ -307,8 +303,8 @@ def _table(rows: Sequence[_Row], partition: str) -> tuple[pd.DataFrame, list[Cas
         # views show the first few columns: what the step was, what went in, what came out
         shown = {
             "name": record.pop("name"),
-            "input_preview": _preview(given),
-            "output_preview": _preview(made),
+            "input_preview": preview(given, PREVIEW_CHARS),
+            "output_preview": preview(made, PREVIEW_CHARS),
         }
         records.append({**shown, **record, "trace_tree": tree})
         cases.append(Case(id=row.id, index=row.id, prompt=given, response=made or None))

@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..atomic import atomic_write_text, atomic_writer
 from ..data import to_frame
+from ..files import atomic_write_text, atomic_writer
 from ..judges import Judge
 from ..metrics.computation import COMPUTATION, ComputationMetric
 from ..result import EvalResult as _Result

@@ -5,7 +5,7 @@ all judges are started together, so every judge's calls are in flight in the sam
 slow judge does not hold up the others. Per criterion the panel takes the ``majority`` level
 (a tie goes to the lower level: conservative), the lower ``median`` level, or the ``mean``.
 Each judge's own verdict stays in the ``{metric}/judges`` column, which
-:func:`rubriclab.agreement.panel_agreement` reads for Fleiss' kappa and Krippendorff's alpha.
+:func:`rubriclab.calibration.measures.panel_agreement` reads for Fleiss' kappa and Krippendorff's alpha.
 """
 
 from __future__ import annotations

@@ -95,11 +95,6 @@ def _as_text(value: Any) -> str:
         return str(value)
 
 
-def _preview(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 _ISO_RE = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2})?)"
     r"(?:[.,](?P<frac>\d+))?(?P<tz>Z|z|[+-]\d{2}:?\d{2})?$"

@@ -13,7 +13,8 @@ from pydantic import PrivateAttr
 if TYPE_CHECKING:
     import pandas as pd
 
-from ._base import TraceError, TraceWarning, _normalise_kind, _preview
+from ..columns import preview
+from ._base import TraceError, TraceWarning, _normalise_kind
 from ._model import Span, TokenUsage, ToolCall, _io_previews, _ReadOnlyModel
 
 
@@ -207,7 +208,7 @@ class Trace(_ReadOnlyModel):
             f"trace {self.trace_id}: {len(self.spans)} spans, "
             f"{self.duration / timedelta(seconds=1):.2f}s, {len(self.errors)} error(s)"
         )
-        return line + (f" | answer: {_preview(answer, width)}" if answer else "")
+        return line + (f" | answer: {preview(answer, width)}" if answer else "")
 
     def tree(self, width: int = 60) -> str:
         """The run as an indented outline, one ``Span.summary`` per line."""

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from ..compare import percent as _pct
+from ..comparison import percent as _pct
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import plain, text_of
 from ._static import esc, mock_html
 
 if TYPE_CHECKING:
-    from ..compare import Comparison
+    from ..comparison import Comparison
 
 __all__ = ["ComparisonView", "comparison_html", "comparison_text"]
 

@@ -158,7 +158,7 @@ class RubricEditor(RubricView):
                 return (
                     Rubric.from_json(value)
                     if value.lstrip().startswith("{")
-                    else Rubric.from_yaml(value)
+                    else Rubric.from_yaml_text(value)
                 )
             except (RubricError, ValueError) as exc:
                 raise RubricError(f"row {label!r}, column {self._column!r}: {exc}") from None

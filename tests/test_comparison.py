@@ -12,7 +12,7 @@ from scipy.stats import binomtest
 
 import rubriclab as rl
 from rubriclab.cli import main
-from rubriclab.compare import mcnemar_exact, paired_bootstrap, parse_gate
+from rubriclab.comparison import mcnemar_exact, paired_bootstrap, parse_gate
 from rubriclab.result import EvalResult, MetricInfo
 
 

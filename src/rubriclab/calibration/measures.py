@@ -21,6 +21,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..columns import to_plain
+
 __all__ = [
     "Agreement",
     "agreement",
@@ -32,6 +34,9 @@ __all__ = [
     "spearman",
     "to_python",
 ]
+
+#: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
+to_python = to_plain
 
 Weights = Literal["linear", "quadratic"] | None
 
@@ -83,14 +88,14 @@ class Agreement:
             "kappa_quadratic": _none_if_nan(self.kappa_quadratic),
             "spearman": _none_if_nan(self.spearman),
             "pearson": _none_if_nan(self.pearson),
-            "labels": [to_python(v) for v in self.labels],
+            "labels": [to_plain(v) for v in self.labels],
             "confusion": [[int(c) for c in row] for row in self.confusion.to_numpy()],
             "disagreements": [
                 {
-                    "item": to_python(item),
-                    "judge": to_python(row["judge"]),
-                    "human": to_python(row["human"]),
-                    "difference": to_python(row["difference"]),
+                    "item": to_plain(item),
+                    "judge": to_plain(row["judge"]),
+                    "human": to_plain(row["human"]),
+                    "difference": to_plain(row["difference"]),
                 }
                 for item, row in self.disagreements.iterrows()
             ],
@@ -120,7 +125,7 @@ class Agreement:
         lines.append(f"  disagreements larger than one level: {k}")
         for item, row in self.disagreements.iterrows():
             lines.append(
-                f"    {item}: judge {to_python(row['judge'])}, human {to_python(row['human'])}"
+                f"    {item}: judge {to_plain(row['judge'])}, human {to_plain(row['human'])}"
             )
         lines.append("confusion (rows: judge, columns: human):")
         lines.append(self.confusion.to_string())
@@ -371,15 +376,6 @@ def _scale(
 def _as_level(value: float) -> float | int:
     f = float(value)
     return int(f) if f.is_integer() else f
-
-
-def to_python(value: Any) -> Any:
-    """numpy scalars to plain Python values, so results serialise as JSON."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def _none_if_nan(value: float) -> float | None:

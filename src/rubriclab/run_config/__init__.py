@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -22,12 +22,12 @@ from pydantic import (
     field_validator,
 )
 
-from .config_errors import did_you_mean, explain
-from .yaml12 import YamlError, load_yaml
+from ..files import YamlError, load_yaml
+from .errors import did_you_mean, explain
 
 if TYPE_CHECKING:
-    from .judges import Judge
-    from .metrics import RubricMetric
+    from ..judges import Judge
+    from ..metrics import RubricMetric
 
 __all__ = [
     "ConfigError",
@@ -76,7 +76,7 @@ class JudgeConfig(BaseModel):
         although their names do not look like keys (``rubriclab run --allow-env NAME``)."""
         import os
 
-        from .judges import Judge
+        from ..judges import Judge
 
         options: dict[str, Any] = {}
         for name in ("model", "temperature", "max_concurrency", "timeout", "max_retries"):
@@ -112,12 +112,24 @@ class MetricConfig(BaseModel):
     """One metric: a predefined one by ``use``, or a rubric (file or inline) of your own.
 
     ``pairwise: true`` (or a ``baseline`` column) judges the response against a baseline.
+    ``judges:`` (two or more judge specs or mappings) makes a panel whose verdicts are combined
+    by ``aggregate``. ``use: exact_match`` (``json_match``, ``rouge_1``, ``rouge_l``,
+    ``rouge_l_sum``, ``bleu``) compares the response with the ``reference`` column, no judge.
     """
 
     model_config = _Strict
 
     name: str | None = None
-    use: str | None = Field(default=None, description="a predefined metric, e.g. text_quality")
+    use: str | None = Field(
+        default=None, description="a predefined metric, e.g. text_quality or exact_match"
+    )
+    reference: str | None = Field(
+        default=None, description="the reference column a computation metric compares with"
+    )
+    judges: list[JudgeConfig] | None = Field(
+        default=None, description="a panel: two or more judges, each a spec or a mapping"
+    )
+    aggregate: Literal["majority", "median", "mean"] | None = None
     rubric: str | dict[str, Any] | list[Any] | None = Field(
         default=None, description="a rubric file (.yaml/.yml/.json) or the rubric inline"
     )
@@ -134,12 +146,88 @@ class MetricConfig(BaseModel):
             raise ValueError("a metric name must be non-empty and contain no '/'")
         return value
 
-    def build(self, base: Path, index: int, *, allow_outside: bool = False) -> RubricMetric:
+    @field_validator("judges", mode="before")
+    @classmethod
+    def _short_judges(cls, value: Any) -> Any:
+        """``judges: [mock, openai:gpt-4o-mini]``: each string is short for ``{spec: ...}``."""
+        if isinstance(value, list):
+            return [{"spec": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    def build(
+        self,
+        base: Path,
+        index: int,
+        *,
+        allow_outside: bool = False,
+        allow_env: Collection[str] = (),
+    ) -> Any:
         """The metric this entry describes; files are read relative to ``base``."""
-        from . import metrics
-        from .rubric import Rubric, RubricError
+        from .. import metrics
+        from ..metrics.computation import COMPUTATION
 
         where = f"metrics[{index}]"
+        if self.use is not None and self.use in COMPUTATION:
+            return self._computation(COMPUTATION[self.use], where)
+        if self.reference is not None:
+            raise ConfigError(
+                f"{where}.reference: only computation metrics ({', '.join(COMPUTATION)}) "
+                "compare with a reference column"
+            )
+        metric = self._judged(base, where, allow_outside)
+        if self.judges is None:
+            if self.aggregate is not None:
+                raise ConfigError(f"{where}.aggregate: only a panel (judges: [...]) aggregates")
+            return metric
+        if len(self.judges) < 2:
+            raise ConfigError(f"{where}.judges: a panel needs at least 2 judges")
+        panel = []
+        for i, judge in enumerate(self.judges):
+            try:
+                panel.append(judge.build(base, allow_outside=allow_outside, allow_env=allow_env))
+            except ConfigError as exc:
+                raise ConfigError(
+                    str(exc)
+                    .replace("judge.", f"{where}.judges[{i}].")
+                    .replace("judge:", f"{where}.judges[{i}]:")
+                ) from None
+        if not isinstance(metric, metrics.RubricMetric) or isinstance(
+            metric, metrics.PairwiseRubricMetric
+        ):
+            raise ConfigError(f"{where}.judges: a panel judges pointwise rubric metrics only")
+        return metric.with_options(judges=panel, aggregate=self.aggregate or "majority")
+
+    def _computation(self, found: Any, where: str) -> Any:
+        """A computation metric: no judge, so judge-only keys are mistakes worth naming."""
+        judged_only = {
+            "rubric": self.rubric is not None,
+            "rubric_column": self.rubric_column is not None,
+            "template": self.template is not None,
+            "pairwise": self.pairwise,
+            "baseline": self.baseline is not None,
+            "samples": self.samples != 1,
+            "judges": self.judges is not None,
+            "aggregate": self.aggregate is not None,
+        }
+        wrong = [key for key, given in judged_only.items() if given]
+        if wrong:
+            raise ConfigError(
+                f"{where}: {self.use} is computed, not judged, so "
+                + ", ".join(f"{where}.{k}" for k in wrong)
+                + " does not apply; keep 'use', 'name' and 'reference'"
+            )
+        changes: dict[str, Any] = {}
+        if self.name is not None:
+            changes["name"] = self.name
+        if self.reference is not None:
+            changes["reference_column"] = self.reference
+        return found.with_options(**changes) if changes else found
+
+    def _judged(self, base: Path, where: str, allow_outside: bool) -> RubricMetric:
+        from .. import metrics
+        from ..metrics.computation import COMPUTATION
+        from ..rubric import Rubric, RubricError
+
         sources = [k for k in ("use", "rubric", "rubric_column") if getattr(self, k) is not None]
         if len(sources) != 1:
             raise ConfigError(
@@ -157,10 +245,11 @@ class MetricConfig(BaseModel):
             try:
                 found = metrics.by_name(self.use)
             except KeyError:
-                hint = did_you_mean(self.use, metrics.PREDEFINED)
+                known = [*metrics.PREDEFINED, *COMPUTATION]
+                hint = did_you_mean(self.use, known)
                 raise ConfigError(
                     f"{where}.use: no predefined metric {self.use!r}{hint}; choose one of: "
-                    + ", ".join(sorted(metrics.PREDEFINED))
+                    + ", ".join(sorted(known))
                 ) from None
             if pairwise and found.kind != "pairwise":
                 found = metrics.by_name(f"pairwise_{found.name}")
@@ -173,7 +262,7 @@ class MetricConfig(BaseModel):
             return cls(name=self.name or "rubric", rubric_column=self.rubric_column, **options)
         try:
             if isinstance(self.rubric, str) and "\n" in self.rubric:
-                rubric = Rubric.from_yaml(self.rubric)  # a YAML block inline
+                rubric = Rubric.from_yaml_text(self.rubric)  # a YAML block inline
             elif isinstance(self.rubric, str):
                 path = _inside(base, self.rubric, f"{where}.rubric", allow_outside)
                 rubric = Rubric.from_yaml(_resolve_file(path, f"{where}.rubric"))
@@ -221,7 +310,7 @@ class RunConfig(BaseModel):
     @classmethod
     def _fail_under_fraction(cls, value: Any) -> Any:
         """0.7, "70%" and 70 all read as 70%, as ``--fail-under`` and ``pass_mark`` do."""
-        from .scale import parse_fraction
+        from ..scale import parse_fraction
 
         return None if value is None else parse_fraction(value, "fail_under")
 
@@ -256,10 +345,14 @@ class RunConfig(BaseModel):
     def output_dir(self) -> Path:
         return _inside(self.base, self.output, "output", self._allow_outside)
 
-    def build_metrics(self) -> list[RubricMetric]:
+    def build_metrics(self) -> list[Any]:
         built = []
         for i, entry in enumerate(self.metrics):
-            built.append(entry.build(self.base, i, allow_outside=self._allow_outside))
+            built.append(
+                entry.build(
+                    self.base, i, allow_outside=self._allow_outside, allow_env=self._allow_env
+                )
+            )
         names = [m.name for m in built]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -357,8 +450,8 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _inside(base: Path, path: str, key: str, allow_outside: bool) -> Path:
-    """``path`` from the config, kept inside the config's folder (see :mod:`rubriclab.paths`)."""
-    from .paths import PathOutsideError, resolve_inside
+    """``path`` from the config, kept inside the config's folder (see :mod:`rubriclab.files`)."""
+    from ..files import PathOutsideError, resolve_inside
 
     try:
         return resolve_inside(

@@ -16,7 +16,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import cohen_kappa_score
 
 import rubriclab as rl
-from rubriclab.agreement import Agreement
+from rubriclab.calibration.measures import Agreement
 
 LESSON_JUDGE = [3, 2, 3, 1, 2, 3, 3, 2, 1, 3]
 LESSON_HUMAN = [3, 2, 2, 1, 3, 3, 1, 2, 1, 3]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rubriclab.yaml12 import YamlError, load_yaml
+from rubriclab.files import YamlError, load_yaml
 
 
 def test_yaml_1_1_booleans_and_sexagesimals_stay_as_written() -> None:

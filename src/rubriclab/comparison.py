@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .agreement import to_python
+from .columns import CRITERIA, ERROR, PASSED, SCORE, VERDICT, col, to_plain
 from .result import EvalResult, load_result
 from .scale import format_percent
 
@@ -153,8 +153,8 @@ class Comparison:
             "metrics": _records(self.summary.reset_index()),
             "criteria": _records(self.criteria),
             "errored": _records(self.errored),
-            "only_a": [to_python(v) for v in self.only_a],
-            "only_b": [to_python(v) for v in self.only_b],
+            "only_a": [to_plain(v) for v in self.only_a],
+            "only_b": [to_plain(v) for v in self.only_b],
             "metrics_only_in_one": self.metrics_only_in_one,
         }
 
@@ -286,13 +286,13 @@ def compare(
             err_rows.append({"key": k, "metric": m, f"error_{label_a}": x, f"error_{label_b}": y})
         ok = ~bad
         diff = (sb - sa).where(ok)
-        table[f"{m}/score_a"] = sa.where(~ea.notna().to_numpy()).to_numpy()
-        table[f"{m}/score_b"] = sb.where(~eb.notna().to_numpy()).to_numpy()
-        table[f"{m}/diff"] = diff.to_numpy()
-        table[f"{m}/verdict_a"] = _column(pa, f"{m}/verdict")
-        table[f"{m}/verdict_b"] = _column(pb, f"{m}/verdict")
-        table[f"{m}/error_a"] = ea.to_numpy()
-        table[f"{m}/error_b"] = eb.to_numpy()
+        table[col(m, "score_a")] = sa.where(~ea.notna().to_numpy()).to_numpy()
+        table[col(m, "score_b")] = sb.where(~eb.notna().to_numpy()).to_numpy()
+        table[col(m, "diff")] = diff.to_numpy()
+        table[col(m, "verdict_a")] = _column(pa, col(m, VERDICT))
+        table[col(m, "verdict_b")] = _column(pb, col(m, VERDICT))
+        table[col(m, "error_a")] = ea.to_numpy()
+        table[col(m, "error_b")] = eb.to_numpy()
         d = diff[ok].to_numpy(dtype=np.float64)
         low, high = paired_bootstrap(d, n_boot=n_boot, seed=_stream(seed, m), confidence=confidence)
         row: dict[str, Any] = {
@@ -401,12 +401,12 @@ def _keyed(t: pd.DataFrame, keys: list[str], label: str) -> pd.DataFrame:
     if keys:
         index: pd.Index = (
             # object dtype: hashing plain Python keys beats arrow strings for pairing (isin)
-            pd.Index([to_python(v) for v in t[keys[0]].tolist()], dtype=object, name=keys[0])
+            pd.Index([to_plain(v) for v in t[keys[0]].tolist()], dtype=object, name=keys[0])
             if len(keys) == 1
-            else pd.MultiIndex.from_frame(t[keys].map(to_python))
+            else pd.MultiIndex.from_frame(t[keys].map(to_plain))
         )
     else:
-        index = pd.Index([to_python(v) for v in t.index], dtype=object, name="row")
+        index = pd.Index([to_plain(v) for v in t.index], dtype=object, name="row")
     dup = index[index.duplicated()]
     if len(dup):
         shown = ", ".join(repr(v) for v in list(dict.fromkeys(dup))[:5])
@@ -419,18 +419,18 @@ def _keyed(t: pd.DataFrame, keys: list[str], label: str) -> pd.DataFrame:
     return out
 
 
-def _column(t: pd.DataFrame, col: str) -> list[Any]:
-    return t[col].tolist() if col in t.columns else [None] * len(t)
+def _column(t: pd.DataFrame, column: str) -> list[Any]:
+    return t[column].tolist() if column in t.columns else [None] * len(t)
 
 
 def _scores(t: pd.DataFrame, m: str) -> pd.Series:
-    return pd.to_numeric(t[f"{m}/score"], errors="coerce").astype(np.float64)
+    return pd.to_numeric(t[col(m, SCORE)], errors="coerce").astype(np.float64)
 
 
 def _errors(t: pd.DataFrame, m: str, scores: pd.Series) -> pd.Series:
     """The row's error text, or 'no score' for a row with neither score nor error."""
-    col = f"{m}/error"
-    raw = t[col] if col in t.columns else pd.Series([None] * len(t), index=t.index)
+    column = col(m, ERROR)
+    raw = t[column] if column in t.columns else pd.Series([None] * len(t), index=t.index)
     out = [
         str(e) if not _missing(e) and str(e) else ("no score" if math.isnan(s) else None)
         for e, s in zip(raw.tolist(), scores.tolist(), strict=True)
@@ -439,7 +439,7 @@ def _errors(t: pd.DataFrame, m: str, scores: pd.Series) -> pd.Series:
 
 
 def _pass_figures(pa: pd.DataFrame, pb: pd.DataFrame, m: str, ok: np.ndarray) -> dict[str, Any]:
-    col = f"{m}/passed"
+    column = col(m, PASSED)
     empty = {
         "pass_pairs": 0,
         "pass_a": math.nan,
@@ -449,9 +449,9 @@ def _pass_figures(pa: pd.DataFrame, pb: pd.DataFrame, m: str, ok: np.ndarray) ->
         "pass_b_only": 0,
         "mcnemar_p": math.nan,
     }
-    if col not in pa.columns or col not in pb.columns:
+    if column not in pa.columns or column not in pb.columns:
         return empty
-    fa, fb = pa[col].tolist(), pb[col].tolist()
+    fa, fb = pa[column].tolist(), pb[column].tolist()
     pairs = [
         (bool(x), bool(y))
         for x, y, keep in zip(fa, fb, ok, strict=True)
@@ -507,11 +507,11 @@ def _criteria_rows(
     n_boot: int,
     confidence: float,
 ) -> list[dict[str, Any]]:
-    col = f"{m}/criteria"
-    if col not in pa.columns or col not in pb.columns:
+    column = col(m, CRITERIA)
+    if column not in pa.columns or column not in pb.columns:
         return []
     pairs: dict[str, list[tuple[float, float]]] = {}
-    for x, y, keep in zip(pa[col].tolist(), pb[col].tolist(), ok, strict=True):
+    for x, y, keep in zip(pa[column].tolist(), pb[column].tolist(), ok, strict=True):
         if not keep:
             continue
         va, vb = _criterion_values(x), _criterion_values(y)
@@ -549,10 +549,10 @@ def _row_of(result: EvalResult, keys: list[str], key: Any) -> dict[str, Any] | N
         parts = key if isinstance(key, tuple) else (key,)
         mask = np.ones(len(t), dtype=bool)
         for k, v in zip(keys, parts, strict=True):
-            mask &= t[k].map(to_python).to_numpy() == v
+            mask &= t[k].map(to_plain).to_numpy() == v
         hits = np.flatnonzero(mask)
     else:
-        hits = np.array([i for i, v in enumerate(t.index) if to_python(v) == key], dtype=int)
+        hits = np.array([i for i, v in enumerate(t.index) if to_plain(v) == key], dtype=int)
     return result.case(int(hits[0])) if len(hits) else None
 
 
@@ -574,7 +574,7 @@ def _missing(value: Any) -> bool:
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): to_python(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
+    return [{str(k): to_plain(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
 
 
 def percent(value: Any, signed: bool = False) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from jinja2.exceptions import SecurityError
 
-from .template_values import SafeCall, View
+from .values import SafeCall, View
 
 __all__ = [
     "DEFAULT_RENDER_TIMEOUT",

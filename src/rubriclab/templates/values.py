@@ -201,8 +201,8 @@ def _declared_members() -> tuple[tuple[type, frozenset[str]], ...]:
     Each one only reads the object (no files, no network, no pydantic dumpers) and its result is
     bound again, so what it returns is as safe as what was bound.
     """
-    from .rubric import Criterion, Rubric
-    from .traces import Span, Trace
+    from ..rubric import Criterion, Rubric
+    from ..traces import Span, Trace
 
     return (
         (Rubric, frozenset({"names", "is_checklist", "has_negative_weights"})),

@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from rubriclab import cli
-from rubriclab.paths import PathOutsideError, resolve_inside
+from rubriclab.files import PathOutsideError, resolve_inside
 from rubriclab.run_config import ConfigError, load_config
 
 # --- the helper -------------------------------------------------------------------------------

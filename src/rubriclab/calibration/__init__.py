@@ -19,16 +19,18 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .agreement import Agreement, agreement, cohen_kappa, confusion_counts, pearson, spearman
-from .agreement import to_python as _py
-from .rubric import Rubric
-from .scoring import Interval, ScoreError, coerce_level, wilson_interval
+from ..columns import to_plain as _py
+from ..rubric import Rubric
+from ..scoring import Interval, ScoreError, coerce_level, wilson_interval
+from .measures import Agreement, agreement, cohen_kappa, confusion_counts, pearson, spearman
 
 __all__ = [
     "VERDICTS",
+    "Agreement",
     "CriterionAgreement",
     "PairwiseAgreement",
     "Rate",
+    "agreement",
     "criterion_agreement",
     "human_agreement",
     "pairwise_agreement",

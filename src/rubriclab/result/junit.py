@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .scale import format_percent
+from ..columns import ERROR, PASSED, RATIONALE, SCORE, VERDICT, col
+from ..scale import format_percent
 
 if TYPE_CHECKING:
-    from .result import EvalResult
+    from . import EvalResult
 
 __all__ = ["junit_xml", "write_junit"]
 
@@ -67,18 +68,18 @@ def _suite(run_name: str, metric: str, result: EvalResult, prompt_column: str) -
             classname=_clean(f"rubriclab.{run_name}.{metric}"),
             name=_clean(_case_name(position, row.get(prompt_column))),
         )
-        error = _text(row.get(f"{metric}/error"))
-        score = row.get(f"{metric}/score")
-        verdict = _text(row.get(f"{metric}/verdict"))
+        error = _text(row.get(col(metric, ERROR)))
+        score = row.get(col(metric, SCORE))
+        verdict = _text(row.get(col(metric, VERDICT)))
         if error:
             errors += 1
             node = ET.SubElement(case, "error", message=_clean(error[:200]), type="judge error")
             node.text = _clean(error)
-        elif _is_false(row.get(f"{metric}/passed")):
+        elif _is_false(row.get(col(metric, PASSED))):
             failures += 1
             message = f"{verdict or 'fail'} (score {_number(score)})"
             node = ET.SubElement(case, "failure", message=_clean(message), type="verdict")
-            node.text = _clean(_text(row.get(f"{metric}/rationale")) or message)
+            node.text = _clean(_text(row.get(col(metric, RATIONALE))) or message)
         out = ET.SubElement(case, "system-out")
         out.text = _clean(f"score: {_number(score)}\nverdict: {verdict or '-'}")
     suite.set("tests", str(len(table)))

@@ -5,7 +5,7 @@ from shared notebooks, run configs and ``%%rubric --template`` cells: every temp
 as hostile. The sandbox is an allowlist, not a blocklist:
 
 * what a template can reach is plain data. Every bound value becomes a read-only view first
-  (:mod:`rubriclab.template_values`): mappings, sequences, strings, numbers, and records exposing
+  (:mod:`rubriclab.templates.values`): mappings, sequences, strings, numbers, and records exposing
   only data fields plus the few properties and methods declared safe for rubriclab's own
   classes. Any other attribute, item or call is refused with :class:`TemplateSecurityError`
   naming it, including through filters (``map(attribute=)``, ``sort(attribute=)``...);
@@ -13,7 +13,7 @@ as hostile. The sandbox is an allowlist, not a blocklist:
   an empty string in a prompt;
 * an explicit filter allowlist (:data:`ALLOWED_FILTERS`), a short ``str`` method allowlist,
   and one global, a bounded ``range``;
-* limits on what is produced, whatever produces it (:mod:`rubriclab.template_limits`): every
+* limits on what is produced, whatever produces it (:mod:`rubriclab.templates.limits`): every
   string, list and integer a template builds is size-checked, text of any value is built with
   a limit, and a render has a wall-clock budget (``render_timeout``, default 2 s) checked in
   loops, calls, filters and operators. A template that hits a limit fails fast on its own row.
@@ -22,7 +22,7 @@ A rendered prompt longer than ``max_prompt_chars`` raises :class:`PromptTooLong`
 are never truncated. The one truncation allowed is ``tojson(max_chars=N)``, which caps a
 single value the template author chose to cap, with a visible marker.
 
-Built-in prompt texts live in ``rubriclab/prompts/*.jinja`` (a data directory: a package
+Built-in prompt texts live in ``rubriclab/templates/prompts/*.jinja`` (a data directory: a package
 directory named ``templates`` would clash with this module) and load with
 :func:`load_builtin`.
 """
@@ -50,7 +50,7 @@ from jinja2.runtime import BlockReference, Context, LoopContext, Macro, Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel
 
-from .template_limits import (
+from .limits import (
     BUDGET,
     DEFAULT_RENDER_TIMEOUT,
     MAX_BUILT_CHARS,
@@ -72,7 +72,7 @@ from .template_limits import (
     tick,
     tree_units,
 )
-from .template_values import (
+from .values import (
     MISSING,
     MapView,
     MemberRefused,
@@ -913,7 +913,7 @@ class Template:
     ) -> str:
         """Render with ``variables``; raises :class:`TemplateError` (never anything else).
 
-        Every value is bound as a read-only view first (:func:`rubriclab.template_values.bind`);
+        Every value is bound as a read-only view first (:func:`rubriclab.templates.values.bind`);
         a render that runs past ``render_timeout`` seconds is refused.
         """
         if (
@@ -983,7 +983,7 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*")
 class PromptLibrary:
     """A folder of ``*.jinja`` prompts, compiled on first use and kept.
 
-    The built-in library is ``rubriclab/prompts``; tests and users may point one at
+    The built-in library is ``rubriclab/templates/prompts``; tests and users may point one at
     their own folder. Templates in a library may ``{% include %}`` each other.
     """
 
@@ -1033,7 +1033,7 @@ def _default_library() -> PromptLibrary:
 
 
 def builtin_names() -> list[str]:
-    """Names of the built-in prompts shipped in ``rubriclab/prompts``."""
+    """Names of the built-in prompts shipped in ``rubriclab/templates/prompts``."""
     return _default_library().names()
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .result import EvalResult
+    from . import EvalResult
 
 __all__ = ["log_result"]
 
@@ -37,7 +37,7 @@ def log_result(
         import mlflow
     except ImportError:
         raise ImportError("log_to_mlflow needs MLflow: pip install 'rubriclab[mlflow]'") from None
-    from .report import report_html
+    from ..report import report_html
 
     started = mlflow.active_run() is None
     run = mlflow.start_run(run_name=name) if started else mlflow.active_run()

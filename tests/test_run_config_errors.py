@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from rubriclab import Rubric
-from rubriclab.config_errors import did_you_mean, explain, key_path
 from rubriclab.run_config import RunConfig
+from rubriclab.run_config.errors import did_you_mean, explain, key_path
 
 
 def test_key_paths_read_like_yaml() -> None:

@@ -7,7 +7,6 @@ editing or filtering the table and re-summarising never disagrees with what is s
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import math
@@ -18,11 +17,23 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from .atomic import atomic_path, atomic_writer
-from .judges.base import CallTally
-from .rubric import Rubric
-from .scale import format_percent
-from .scoring import PASS_RULE, Summary, summarize
+from ..columns import (
+    CRITERIA,
+    JUDGES,
+    NESTED_FIELDS,
+    PASSED,
+    RUBRIC,
+    SCORE,
+    SWAP_CONSISTENT,
+    col,
+    field_of,
+    to_plain,
+)
+from ..files import atomic_path, atomic_writer
+from ..judges.base import CallTally
+from ..rubric import Rubric
+from ..scale import format_percent
+from ..scoring import PASS_RULE, Summary, summarize
 
 __all__ = [
     "EvalResult",
@@ -35,17 +46,14 @@ __all__ = [
     "plain",
 ]
 
+#: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
+plain = to_plain
+_plain = to_plain  # compat.vertex_task still imports it; it moves to columns.to_plain there
+
 MetricKind = Literal["pointwise", "pairwise", "template", "computation"]
 
 #: field suffixes whose values may be lists/dicts (JSON text in Parquet, nested JSON in JSONL)
-_NESTED_FIELDS = (
-    "criteria",
-    "candidate_criteria",
-    "baseline_criteria",
-    "raw_output",
-    "rubric",
-    "judges",
-)
+_NESTED_FIELDS = NESTED_FIELDS
 #: 1: nested values as NUL-tagged JSON strings (still read); 2: real nested JSON in JSONL, and
 #: Parquet's JSON-text columns listed in the header's ``json_columns``
 _FORMAT_VERSION = 2
@@ -175,12 +183,12 @@ class EvalResult:
     def metric_summary(self, name: str) -> Summary:
         info = self.metric(name)
         t = self.table
-        scores = t[f"{name}/score"].tolist()
-        passed = t[f"{name}/passed"].tolist() if f"{name}/passed" in t else None
+        scores = t[col(name, SCORE)].tolist()
+        passed = t[col(name, PASSED)].tolist() if col(name, PASSED) in t else None
         if info.kind != "pairwise":
             return summarize(scores, passed=passed)
-        flips = f"{name}/swap_consistent"
-        crits = f"{name}/criteria"
+        flips = col(name, SWAP_CONSISTENT)
+        crits = col(name, CRITERIA)
         return summarize(
             scores,
             choices=scores,
@@ -200,10 +208,10 @@ class EvalResult:
             flat["cached_calls"] = self.stats.cached.get(info.name, 0)
             flat["tokens"] = self.stats.tokens.get(info.name, 0)
             flat["cost"] = self.stats.cost.get(info.name)
-            if self.has_column(f"{info.name}/judges"):  # a judge panel: how far its judges agree
-                from .agreement import panel_agreement
+            if self.has_column(col(info.name, JUDGES)):  # a judge panel: how far its judges agree
+                from ..calibration.measures import panel_agreement
 
-                found = panel_agreement(self.table[f"{info.name}/judges"].tolist())
+                found = panel_agreement(self.table[col(info.name, JUDGES)].tolist())
                 flat.update({k: v for k, v in found.items() if k not in ("judges", "units")})
             rows.append(pd.Series(flat, name=info.name))
         frame = pd.DataFrame(rows)
@@ -230,7 +238,9 @@ class EvalResult:
         """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
         out: dict[str, Any] = {"row_count": self.row_count}
         for info in self.metrics:
-            for key, value in self.metric_summary(info.name).as_flat_dict(f"{info.name}/").items():
+            for key, value in (
+                self.metric_summary(info.name).as_flat_dict(col(info.name, "")).items()
+            ):
                 out[key] = value
         return out
 
@@ -266,7 +276,7 @@ class EvalResult:
 
     def case(self, index: int) -> dict[str, Any]:
         """Row ``index`` (by position) as a plain dict, for explanations."""
-        return {str(k): _plain(v) for k, v in self.table.iloc[index].to_dict().items()}
+        return {str(k): to_plain(v) for k, v in self.table.iloc[index].to_dict().items()}
 
     def __len__(self) -> int:
         return self.row_count
@@ -285,7 +295,7 @@ class EvalResult:
         return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from . import display
+        from .. import display
 
         bundle: dict[str, Any] = display.result_mimebundle(self)
         return bundle
@@ -295,7 +305,7 @@ class EvalResult:
         """Log summary metrics, the table, the rubrics and the HTML report into the active MLflow
         run (started and ended here if none is active); returns the run id. Needs
         ``pip install 'rubriclab[mlflow]'``."""
-        from .mlflow_log import log_result
+        from .mlflow import log_result
 
         return log_result(self, self._flat_table()[0], name=name, artifact_dir=artifact_dir)
 
@@ -335,7 +345,7 @@ class EvalResult:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
                 for record in self.table.to_dict(orient="records"):
                     try:
-                        line = json.dumps({str(k): _plain(v) for k, v in record.items()})
+                        line = json.dumps({str(k): to_plain(v) for k, v in record.items()})
                     except (TypeError, ValueError) as exc:
                         raise _save_error(path, self.table, exc) from None
                     fh.write(line + "\n")
@@ -348,7 +358,7 @@ class EvalResult:
             "judge": self.judge,
             "is_mock": self.is_mock,
             "stats": self.stats.to_dict(),
-            "meta": _plain(self.meta),
+            "meta": to_plain(self.meta),
             "columns": [str(c) for c in self.table.columns],
         }
 
@@ -360,10 +370,10 @@ class EvalResult:
         """The table with nested columns as JSON text (Parquet columns hold one type)."""
         flat = self.table.copy()
         json_columns = []
-        for col in flat.columns:
-            if _is_nested(str(col)) or flat[col].map(_is_container).any():
-                flat[col] = flat[col].map(_to_json_text)
-                json_columns.append(str(col))
+        for column in flat.columns:
+            if _is_nested(str(column)) or flat[column].map(_is_container).any():
+                flat[column] = flat[column].map(_to_json_text)
+                json_columns.append(str(column))
         return flat, json_columns
 
 
@@ -395,12 +405,14 @@ def load_result(path: str | Path) -> EvalResult:
     if header.get("version", 1) < 2:
         _decode_tagged(frame)
     else:
-        for col in header.get("json_columns", []):
-            if col in frame.columns:
-                frame[col] = frame[col].map(_from_json_text)
-    for col in frame.columns:
-        if str(col).endswith("/rubric") or col == "rubric":
-            frame[col] = frame[col].map(lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v)
+        for column in header.get("json_columns", []):
+            if column in frame.columns:
+                frame[column] = frame[column].map(_from_json_text)
+    for column in frame.columns:
+        if field_of(str(column)) == RUBRIC or column == RUBRIC:
+            frame[column] = frame[column].map(
+                lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v
+            )
     return EvalResult(
         frame,
         [MetricInfo.from_dict(m) for m in header.get("metrics", [])],
@@ -533,7 +545,7 @@ _V1_JSON_TAG = "\x00json:"
 
 
 def _is_nested(column: str) -> bool:
-    return column == "rubric" or column.rsplit("/", 1)[-1] in _NESTED_FIELDS
+    return column == "rubric" or field_of(column) in _NESTED_FIELDS
 
 
 def _is_container(value: Any) -> bool:
@@ -546,7 +558,7 @@ def _to_json_text(value: Any) -> Any:
     try:  # plain JSON already (the usual case): the C encoder, no walk through the value
         return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):  # numpy scalars, rubrics, NaN inside: made plain first
-        return json.dumps(_plain(value))
+        return json.dumps(to_plain(value))
 
 
 def _from_json_text(value: Any) -> Any:
@@ -561,14 +573,9 @@ def _decode_tagged(frame: pd.DataFrame) -> None:
             return json.loads(value[len(_V1_JSON_TAG) :])
         return value
 
-    for col in frame.columns:
-        if frame[col].map(lambda v: isinstance(v, str) and v.startswith(_V1_JSON_TAG)).any():
-            frame[col] = frame[col].map(decode)
-
-
-def plain(value: Any) -> Any:
-    """JSON-safe Python values (numpy scalars, NaN -> None, pydantic models -> dicts)."""
-    return _plain(value)
+    for column in frame.columns:
+        if frame[column].map(lambda v: isinstance(v, str) and v.startswith(_V1_JSON_TAG)).any():
+            frame[column] = frame[column].map(decode)
 
 
 class ResultSaveError(ValueError):
@@ -577,12 +584,12 @@ class ResultSaveError(ValueError):
 
 def _save_error(path: Path, flat: pd.DataFrame, exc: BaseException) -> ResultSaveError:
     """The first cell that cannot be written, named by row and column (else the cause)."""
-    for col in flat.columns:
-        for row, value in flat[col].items():
+    for column in flat.columns:
+        for row, value in flat[column].items():
             problem = _cell_problem(value)
             if problem:
                 return ResultSaveError(
-                    f"cannot save {path.name}: row {row}, column {col!r}: {problem}"
+                    f"cannot save {path.name}: row {row}, column {column!r}: {problem}"
                 )
     return ResultSaveError(f"cannot save {path.name}: {type(exc).__name__}: {exc}")
 
@@ -598,27 +605,7 @@ def _cell_problem(value: Any) -> str | None:
             )
         return None
     try:
-        json.dumps(_plain(value))
+        json.dumps(to_plain(value))
     except (TypeError, ValueError) as err:
         return f"a {type(value).__name__} value that cannot be stored ({err})"
     return None
-
-
-def _plain(value: Any) -> Any:
-    """JSON-safe Python values (numpy scalars, NaN -> None, pydantic models -> dicts)."""
-    if isinstance(value, Rubric):
-        return value.to_dict()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str | bytes):
-        with contextlib.suppress(TypeError, ValueError):
-            value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if value is pd.NaT:
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    return value
