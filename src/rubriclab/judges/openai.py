@@ -345,7 +345,8 @@ class _AiohttpSession(_HTTPSession):
         return self._classify(status, reason, headers, raw, request, format_level)
 
     async def _post_aio(self, content: bytes) -> tuple[int, str | None, Mapping[str, str], bytes]:
-        async with self.session.post(self._url, data=content) as response:
+        # no redirects, as with httpx: the key must not follow a Location to another host
+        async with self.session.post(self._url, data=content, allow_redirects=False) as response:
             raw = await response.read()
             return response.status, response.reason, response.headers, raw
 
