@@ -116,10 +116,8 @@ def coerce_level(criterion: Criterion, value: Any) -> int | str:
         return f"{criterion.name}: {value!r} is not a level ({_range_text(criterion)})"
     if isinstance(value, str):
         word = value.strip().strip("[]*.").strip().lower()
-        if criterion.is_yes_no and word in _YES:
-            return 1
-        if criterion.is_yes_no and word in _NO:
-            return 0
+        if (word in _YES or word in _NO) and criterion.is_yes_no:
+            return 1 if word in _YES else 0
         try:
             value = float(word)
         except ValueError:
