@@ -14,7 +14,7 @@ from rouge_score import rouge_scorer
 
 import rubriclab as rl
 from rubriclab.compat.vertex import EvalTask, PairwiseMetric, PointwiseMetric
-from rubriclab.compat.vertex_classic import (
+from rubriclab.compat.vertex.classic import (
     parse_pairwise_choice_result,
     parse_pointwise_score_result,
 )

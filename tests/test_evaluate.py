@@ -551,7 +551,7 @@ def test_display_true_outside_a_notebook_prints_progress_and_returns_the_result(
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
     result = rl.evaluate(df, [metric], judge=_judge(fake_judge), display=True)
     assert len(result.table) == 5 and result.summary.loc["chk", "errors"] == 1
-    from rubriclab.display import last_live_rows
+    from rubriclab.widgets.display import last_live_rows
 
     assert last_live_rows() is result.table
 
@@ -559,7 +559,7 @@ def test_display_true_outside_a_notebook_prints_progress_and_returns_the_result(
 def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
     fake_judge: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rubriclab import display
+    from rubriclab.widgets import display
 
     fake_judge.responder = _half_bad
     df = pd.DataFrame({"prompt": [f"p{i}" for i in range(12)], "response": ["ok"] * 12})

@@ -155,8 +155,8 @@ def _every_output(result: Any, tmp_path: Path) -> dict[str, str]:
     """What a user keeps or shows of a result: table, JSONL, Parquet, report, widget state."""
     import json
 
-    from rubriclab.report import write_report_html
     from rubriclab.widgets import Explanation, ResultTable
+    from rubriclab.widgets.report import write_report_html
 
     jsonl = result.save(tmp_path / "r.jsonl")
     parquet = result.save(tmp_path / "r.parquet")

@@ -111,3 +111,31 @@ def test_results_written_in_the_first_format_still_load(tmp_path: Path) -> None:
     assert again.table["support/criteria"].tolist() == result.table["support/criteria"].tolist()
     assert again.table["support/raw_output"].tolist() == result.table["support/raw_output"].tolist()
     assert isinstance(again.table["text_quality/rubric"].iloc[0], rl.Rubric)
+
+
+def test_results_reach_the_views_only_through_the_presentation_hook(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A result's display and a comparison's HTML come from the module PRESENTATION names, so
+    an app can draw results its own way, and the results layer never imports the views."""
+    import subprocess
+    import sys
+    import types
+
+    import rubriclab.result as result_module
+
+    fake = types.ModuleType("fake_presentation")
+    fake.result_mimebundle = lambda r: {"text/plain": f"drawn: {r.row_count} rows"}  # type: ignore[attr-defined]
+    fake.comparison_mimebundle = lambda c: {"text/plain": f"compared {c.names}"}  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_presentation", fake)
+    monkeypatch.setattr(result_module, "PRESENTATION", "fake_presentation")
+    result = _support_result()
+    assert result._repr_mimebundle_() == {"text/plain": "drawn: 2 rows"}
+    assert rl.compare(result, result)._repr_mimebundle_() == {"text/plain": "compared ('A', 'B')"}
+    # importing and using the results layer loads no view module
+    code = (
+        "import sys, rubriclab.result, rubriclab.comparison, rubriclab.result.mlflow, rubriclab.evaluate\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rubriclab.widgets')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

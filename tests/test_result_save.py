@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import rubriclab as rl
-from rubriclab.report import write_report_html
 from rubriclab.result import ResultSaveError, load_result
 from rubriclab.testing import FakeJudgeServer, Faults
+from rubriclab.widgets.report import write_report_html
 from tests._view_data import pointwise_result
 
 

@@ -475,9 +475,21 @@ def test_with_few_retries_every_call_ends_as_a_success_or_a_recorded_error(
         )
         replies = judge.map(questions, progress=False)
         assert len(replies) == 1000
-        failed = [r for r in replies if not r.ok]
-        assert failed and len(failed) < 200
-        for reply in failed:
+        failed = [q for q, r in zip(questions, replies, strict=True) if not r.ok]
+        timeouts = judge.last_run.failed_attempts.get("timeout", 0)
+        # A call fails when both its attempts fail: either the server faulted both (32% of
+        # attempts are faults, so about 10% of calls: the retry rescues the rest), or at least
+        # one attempt timed out on the client's side. On a starved machine a fault-free answer
+        # can miss the 2 s deadline, so the second kind grows with load; it is bounded by the
+        # timeouts the client counted, and the first kind by the fault rates alone.
+        grouped = _by_question(server)
+        faulted_twice = [
+            q for q in failed if len(grouped[q]) == 2 and not any(r.succeeded for r in grouped[q])
+        ]
+        assert failed and len(faulted_twice) < 200
+        assert len(failed) - len(faulted_twice) <= timeouts
+        failed_replies = [r for r in replies if not r.ok]
+        for reply in failed_replies:
             assert reply.error is not None and reply.text is None
             assert reply.error.type in {
                 "rate_limited",
@@ -487,7 +499,6 @@ def test_with_few_retries_every_call_ends_as_a_success_or_a_recorded_error(
             }
             assert reply.error.attempts == 2
         _attempts_match_the_server(judge, replies, server)
-        timeouts = judge.last_run.failed_attempts.get("timeout", 0)
         assert _answers_not_taken(server) <= timeouts  # no call after a success we read
 
 

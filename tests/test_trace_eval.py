@@ -19,8 +19,8 @@ import pytest
 import rubriclab as rl
 from rubriclab.metrics import TemplateMetric
 from rubriclab.testing import FakeJudgeServer
-from rubriclab.trace_view import TREE_KEYS, trace_tree_html
-from rubriclab.traces import Trace, example_trace, load_traces
+from rubriclab.traces import TREE_KEYS, Trace, example_trace, load_traces
+from rubriclab.widgets.trace_view import trace_tree_html
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 OTLP_FILE = FIXTURES / "agent_run_otlp.json"

@@ -1,7 +1,7 @@
 // CalibrationView: judge vs people. A heat map of verdicts (click a cell to list those
 // comparisons, open one to read both sides), the headline agreement figures, and per-criterion
 // bars of judge-minus-human with bootstrap intervals.
-import { h, mountRoot, clear, listen, field } from "./lib/dom.js";
+import { h, append, mountRoot, clear, listen, field } from "./lib/dom.js";
 import { isNum } from "./lib/format.js";
 import { axisTicks } from "./lib/charts.js";
 
@@ -201,16 +201,14 @@ function render({ model, el }) {
     clear(root);
     const summary = model.get("summary") || {};
     const hasPairs = (model.get("labels") || []).length > 0;
-    root.append(
-      ...[
+    append(root, [
         model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
         hasPairs ? h("div", { class: "rl-muted" }, `${(model.get("sides") || []).join(" vs ")} on ${summary.pairs ?? 0} pairs · ${summary.disagreements ?? 0} disagreements`) : null,
         figures(summary),
         hasPairs ? h("div", { class: "rl-row", style: "align-items:flex-start;gap:24px" }, heatMap(model), h("div", { class: "rl-grow" }, listing(model))) : null,
         sideBySide(model.get("detail")),
         criterionBars(model.get("criteria")),
-      ].filter(Boolean),
-    );
+    ]);
   };
   draw();
   const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title", "page"], draw);

@@ -2,7 +2,7 @@
 // with their bootstrap intervals, largest change first; click a metric to list its cases by the
 // size of their change, and a case to read both runs' critiques side by side. Model text only
 // ever enters the page as text (h() builds text nodes).
-import { h, mountRoot, clear, listen, field, mockBanner } from "./lib/dom.js";
+import { h, append, mountRoot, clear, listen, field, mockBanner } from "./lib/dom.js";
 import { isNum, verdictClass } from "./lib/format.js";
 
 /** 0.75 -> "75.0%"; signed adds "+" to gains. @param {unknown} v @param {boolean} [signed] */
@@ -181,8 +181,7 @@ function render({ model, el }) {
     clear(root);
     const names = model.get("names") || ["A", "B"];
     const o = model.get("overview") || {};
-    root.append(
-      ...[
+    append(root, [
         mockBanner(model.get("is_mock"), model.get("judge")),
         model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
         h("div", { class: "rl-muted rl-overview" }, `${o.cases ?? 0} cases paired · only in ${names[0]}: ${o.only_a ?? 0} · only in ${names[1]}: ${o.only_b ?? 0} · errored rows left out: ${o.errored ?? 0}`),
@@ -190,8 +189,7 @@ function render({ model, el }) {
         criterionBars(model.get("criteria")),
         caseList(model),
         sideBySide(model.get("detail")),
-      ].filter(Boolean),
-    );
+    ]);
   };
   draw();
   const unlisten = listen(model, ["names", "overview", "metrics", "criteria", "metric", "cases", "case_total", "item", "detail", "title", "is_mock"], draw);

@@ -1,6 +1,6 @@
 // PairwiseView: candidate and baseline side by side, who won each criterion, the 5-point choice,
 // whether both presentation orders agreed, and the run's win/tie/loss bar.
-import { h, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
+import { h, append, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
 import { pairCriteria, rawOutput, metaLine, imageStrip, field, markdownToggle } from "./lib/case.js";
 import { textBlock } from "./lib/markdown.js";
 import { wtlBars } from "./lib/charts.js";
@@ -49,8 +49,7 @@ function render({ model, el }) {
     const m = data.metric || {};
     const totals = model.get("totals") || [];
     const md = model.get("markdown") !== false;
-    root.append(
-      ...[
+    append(root, [
         mockBanner(model.get("is_mock"), model.get("judge")),
         model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
         totals.length ? h("div", { class: "rl-cards" }, totals.map(totalsBlock)) : null,
@@ -81,8 +80,7 @@ function render({ model, el }) {
             metaLine(m),
           ),
         ),
-      ].filter(Boolean),
-    );
+    ]);
   };
   draw();
   const unlisten = listen(model, ["case", "index", "count", "totals", "is_mock", "judge", "title", "markdown"], draw);

@@ -45,8 +45,8 @@ _EXPORTS: dict[str, str] = {
     "Trace": "traces",
     "load_traces": "traces",
     "TraceError": "traces",
-    "display_eval_result": "display",
-    "display_explanations": "display",
+    "display_eval_result": "widgets.display",
+    "display_explanations": "widgets.display",
     "ResultTable": "widgets",
     "Explanation": "widgets",
     "RubricEditor": "widgets",
@@ -66,6 +66,9 @@ _SUBMODULES = {
     "judges",
 }
 
+#: modules that moved into a package, still reachable as ``rl.<old name>`` (``rl.display``)
+_MOVED = {"display": "widgets.display"}
+
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__", "load_ipython_extension"])
 
 
@@ -75,8 +78,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(module, name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
-        module = importlib.import_module(f".{name}", __name__)
+    if name in _SUBMODULES or name in _MOVED:
+        module = importlib.import_module(f".{_MOVED.get(name, name)}", __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module 'rubriclab' has no attribute {name!r}")
@@ -128,8 +131,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .calibration import pairwise_agreement as pairwise_agreement
     from .comparison import Comparison as Comparison
     from .comparison import compare as compare
-    from .display import display_eval_result as display_eval_result
-    from .display import display_explanations as display_explanations
     from .evaluate import aevaluate as aevaluate
     from .evaluate import evaluate as evaluate
     from .generate import generate_rubrics as generate_rubrics
@@ -158,3 +159,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .widgets import PairwiseView as PairwiseView
     from .widgets import ResultTable as ResultTable
     from .widgets import RubricEditor as RubricEditor
+    from .widgets.display import display_eval_result as display_eval_result
+    from .widgets.display import display_explanations as display_explanations

@@ -385,7 +385,7 @@ def _as_flags(message: str) -> str:
 
 def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     from .files import atomic_write_text
-    from .report import write_report_html
+    from .widgets.report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
     if result.row_count > _FULL_OUTPUTS_MAX_ROWS:  # keep memory bounded: summary only
@@ -419,8 +419,8 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
 
 
 def _report(sources: Sequence[str], output: Path, title: str, fail: float | None) -> int:
-    from .report import write_report_html
     from .result import load_result
+    from .widgets.report import write_report_html
 
     results: dict[str, EvalResult] = {}
     for path in _result_files(sources):

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import CRITERIA, ERROR, PASSED, SCORE, VERDICT, col, to_plain
-from .result import EvalResult, load_result
+from .result import EvalResult, load_result, presentation
 from .scale import format_percent
 
 __all__ = ["Comparison", "compare", "mcnemar_exact", "paired_bootstrap", "parse_gate", "percent"]
@@ -220,9 +220,7 @@ class Comparison:
         return self.summary_text()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .widgets.comparison_view import comparison_html
-
-        return {"text/plain": self.summary_text(), "text/html": comparison_html(self)}
+        return presentation().comparison_mimebundle(self)
 
     def case_rows(self, key: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """Both runs' rows for one case key (None for a side without it)."""

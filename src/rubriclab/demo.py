@@ -355,6 +355,6 @@ def run_demo(
 
 def write_report(results: dict[str, EvalResult], path: Path) -> Path:
     """A self-contained HTML page with every result's static view (no scripts, no network)."""
-    from .report import write_report_html
+    from .widgets.report import write_report_html
 
     return write_report_html(path, results, "rubriclab demo")

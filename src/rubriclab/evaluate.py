@@ -30,7 +30,7 @@ from .critique import Outcome, critique_pairwise, critique_pointwise
 from .data import Case, to_cases, to_frame
 from .generate import generate_for_cases, resolve_judge
 from .metrics import RubricMetric
-from .result import EvalResult, MetricInfo, RunStats
+from .result import EvalResult, MetricInfo, RunStats, presentation
 from .rubric import Rubric
 from .runner import run_scope
 from .stream import streams
@@ -99,7 +99,7 @@ async def _aevaluate(
     judge_obj = resolve_judge(judge) if judged else None
     frame = to_frame(data).copy()
     if model is not None:
-        frame = await _generate_responses(frame, model, mapping)
+        frame = await generate_responses(frame, model, mapping)
     # a pairwise row without a baseline becomes that row's error, not a failed run
     cases = to_cases(frame, mapping=mapping, need_response=model is None)
     table = frame.copy()
@@ -272,9 +272,7 @@ def evaluate(
                 "display=True shows rows of a table as they finish; trace evaluation "
                 "(partition=...) has no live view yet: run it without display and show the result"
             )
-        from .display import live_evaluate
-
-        result: EvalResult = live_evaluate(
+        result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
                 aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
             ),
@@ -357,7 +355,7 @@ def _looks_like_traces(data: Any) -> bool:
     return isinstance(data, list | tuple) and bool(data) and all(isinstance(t, Trace) for t in data)
 
 
-async def _generate_responses(
+async def generate_responses(
     frame: pd.DataFrame, model: Judge | str | ModelFn, mapping: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Fill the response column from ``model``; a failed row keeps its error, others go on."""

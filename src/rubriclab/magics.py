@@ -297,8 +297,8 @@ class RubricMagics(Magics):
         judge: Judge | None,
         mapping: dict[str, str] | None,
     ) -> None:
-        from .display import display_eval_result
         from .evaluate import evaluate
+        from .widgets.display import display_eval_result
 
         result = evaluate(data, [metric], judge=judge, mapping=mapping)
         out = args.out or "rubric_result"

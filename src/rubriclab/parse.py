@@ -26,6 +26,7 @@ __all__ = [
     "parse_choice",
     "parse_result_score",
     "parse_verdict",
+    "require_text",
 ]
 
 _PREVIEW = 200
@@ -45,7 +46,8 @@ class ParseError(ValueError):
         return (type(self), (self.reason, self.raw))
 
 
-def _require_text(text: object) -> str:
+def require_text(text: object) -> str:
+    """``text`` itself, or a ParseError when the judge gave something other than a str."""
     if not isinstance(text, str):
         raise ParseError(
             f"judge output is not text (got {type(text).__name__})",
@@ -262,7 +264,7 @@ def extract_json(text: str, *, expect: _Kind = None) -> Any:
     (either container). A bare string or number is never accepted from repair, and with
     ``expect=None`` only a whole-text strict parse may return a scalar.
     """
-    raw = _require_text(text)
+    raw = require_text(text)
     if expect not in (None, dict, list):
         raise TypeError("expect must be dict, list or None")
     try:
@@ -332,7 +334,7 @@ def parse_verdict(text: str) -> bool:
     The last one counts because judges reason first and conclude last; an echoed
     ``[[YES|NO]]`` from the instructions is ignored.
     """
-    raw = _require_text(text)
+    raw = require_text(text)
     matches = list(_VERDICT_LINE.finditer(raw)) or list(_BRACKETED.finditer(raw))
     if not matches:
         raise ParseError("no verdict found (expected a line like 'Verdict: [[YES]]')", raw)
@@ -350,7 +352,7 @@ def parse_result_score(text: str, *, scale: tuple[int, int] | None = None) -> in
 
     With ``scale=(low, high)`` a score outside it is an error, not a clipped value.
     """
-    raw = _require_text(text)
+    raw = require_text(text)
     matches = list(_RESULT.finditer(raw))
     if not matches:
         raise ParseError("no '[RESULT] <score>' marker found", raw)
@@ -380,7 +382,7 @@ def parse_choice(text: str) -> Choice:
     Reads the last labelled line (``Choice: A``, ``Winner: Response B``, ``Verdict: tie``),
     else the last ``[[A]]``/``[[B]]``/``[[C]]`` (C meaning a tie, as in MT-Bench).
     """
-    raw = _require_text(text)
+    raw = require_text(text)
     matches = list(_CHOICE_LINE.finditer(raw)) or list(_CHOICE_BRACKETED.finditer(raw))
     if not matches:
         raise ParseError("no pairwise choice found (expected e.g. 'Choice: A' or '[[B]]')", raw)

@@ -26,7 +26,7 @@ from .parse import extract_json
 from .result import EvalResult, MetricInfo
 from .template_metric import TemplateMetric
 from .templates import TemplateError, compile_template
-from .trace_view import trace_tree
+from .traces import trace_tree
 
 if TYPE_CHECKING:
     from .judges import Judge

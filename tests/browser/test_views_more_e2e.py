@@ -364,7 +364,7 @@ def test_xss_stays_inert_in_charts_tooltips_and_markdown(notebook: Any) -> None:
 
 
 def test_static_report_gives_prose_the_room(browser: Any, tmp_path: Any) -> None:
-    from rubriclab.report import report_html
+    from rubriclab.widgets.report import report_html
     from tests._view_data import pairwise_result
 
     pair = pairwise_result(6)

@@ -1,6 +1,6 @@
 // DOM helpers. Model output is untrusted: text only ever enters the page as text nodes or
 // through `textContent`/`value`; URLs go through `safeUrl`. There is no HTML-string path here.
-import css from "./styles.css";
+// The stylesheet (styles.css) is not imported: it ships as static/views.css in anywidget's `_css`.
 
 const URL_ATTRS = new Set(["src", "href"]);
 const PROP_KEYS = new Set(["value", "checked", "disabled", "selected", "title", "placeholder", "type", "min", "max", "step", "open", "tabIndex", "readOnly"]);
@@ -20,10 +20,11 @@ export function safeUrl(url) {
 
 /**
  * Create an element. Strings and numbers among `children` become text nodes.
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {Record<string, any> | null} [props]
  * @param {...any} children
- * @returns {HTMLElement}
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, props, ...children) {
   const el = document.createElement(tag);
@@ -60,16 +61,14 @@ export function clear(el) {
 }
 
 /**
- * The root of a view: scoped class, the stylesheet (ours, not model text), and a mock banner.
+ * The root of a view: its scoped class (`.rl` rules come from the `_css` stylesheet).
  * @param {HTMLElement} host
  * @param {string} kind
  */
 export function mountRoot(host, kind) {
   clear(host);
-  const style = document.createElement("style");
-  style.textContent = css;
   const root = h("div", { class: `rl rl-${kind}` });
-  host.append(style, root);
+  host.append(root);
   return root;
 }
 

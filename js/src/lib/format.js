@@ -1,6 +1,7 @@
 // Number formatting shared by the views (pure functions: unit-tested).
 
-/** @param {unknown} v */
+/** A finite number (a type guard, so callers may treat `v` as a number after it).
+ * @param {unknown} v @returns {v is number} */
 export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** A pointwise score in [0, 1] shown as a percent ("75.0%"): the one display rule for scores;

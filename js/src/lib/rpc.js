@@ -11,7 +11,7 @@
  */
 export function createRpc(model, { timeout = 15000 } = {}) {
   let seq = 0;
-  /** @type {Map<number, {resolve: Function, reject: Function, timer: any}>} */
+  /** @type {Map<string, {resolve: Function, reject: Function, timer: any}>} */
   const pending = new Map();
   /** @param {any} msg */
   const onMessage = (msg) => {

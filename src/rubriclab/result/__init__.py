@@ -8,12 +8,13 @@ editing or filtering the table and re-summarising never disagrees with what is s
 from __future__ import annotations
 
 import html
+import importlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast
 
 import pandas as pd
 
@@ -36,19 +37,21 @@ from ..scale import format_percent
 from ..scoring import PASS_RULE, Summary, summarize
 
 __all__ = [
+    "PRESENTATION",
     "EvalResult",
     "FileResult",
     "MetricInfo",
+    "Presentation",
     "ResultSaveError",
     "RunStats",
     "load_result",
     "open_result",
     "plain",
+    "presentation",
 ]
 
 #: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
 plain = to_plain
-_plain = to_plain  # compat.vertex_task still imports it; it moves to columns.to_plain there
 
 MetricKind = Literal["pointwise", "pairwise", "template", "computation"]
 
@@ -61,6 +64,44 @@ _FORMAT_VERSION = 2
 FORMAT_VERSION = _FORMAT_VERSION
 #: a file-backed result with more rows shows its summary, not its table, when displayed
 DISPLAY_LOAD_MAX_ROWS = 100_000
+
+
+# -- the one way up to the views ---------------------------------------------------------------
+class Presentation(Protocol):
+    """What results ask of the views: the one hook from this layer up to presentation.
+
+    Results sit below the views and never import them. A result's notebook display, a
+    comparison's HTML, the MLflow report and a live run all go through this hook, which names
+    the module that draws them (the way pandas' ``plotting.backend`` option names its plotting
+    module), so the dependency is one documented line, not lazy imports spread over the layer.
+    """
+
+    def result_mimebundle(self, result: Any) -> dict[str, Any]:
+        """A result's MIME bundle: a live view in a kernel, plain text and static HTML always."""
+        ...
+
+    def comparison_mimebundle(self, comparison: Any) -> dict[str, Any]:
+        """A ``Comparison``'s plain text and static HTML."""
+        ...
+
+    def report_html(self, results: Mapping[str, Any], title: str) -> str:
+        """One self-contained HTML page (no scripts) for named results."""
+        ...
+
+    def live_evaluate(
+        self, run: Callable[[Callable[[Any], None]], Any], rows: int | None = None
+    ) -> Any:
+        """Run ``run(on_rows)`` while showing its rows as they finish; returns its value."""
+        ...
+
+
+#: the module implementing :class:`Presentation`; set it to draw results some other way
+PRESENTATION = "rubriclab.widgets.presentation"
+
+
+def presentation() -> Presentation:
+    """The module named by :data:`PRESENTATION` (imported on first use)."""
+    return cast(Presentation, importlib.import_module(PRESENTATION))
 
 
 @dataclass(frozen=True)
@@ -295,10 +336,7 @@ class EvalResult:
         return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .. import display
-
-        bundle: dict[str, Any] = display.result_mimebundle(self)
-        return bundle
+        return presentation().result_mimebundle(self)
 
     # -- tracking ------------------------------------------------------------------------------------
     def log_to_mlflow(self, name: str = "rubriclab", *, artifact_dir: str = "rubriclab") -> str:
@@ -307,7 +345,13 @@ class EvalResult:
         ``pip install 'rubriclab[mlflow]'``."""
         from .mlflow import log_result
 
-        return log_result(self, self._flat_table()[0], name=name, artifact_dir=artifact_dir)
+        return log_result(
+            self,
+            self._flat_table()[0],
+            report=lambda: presentation().report_html({name: self}, f"rubriclab: {name}"),
+            name=name,
+            artifact_dir=artifact_dir,
+        )
 
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:

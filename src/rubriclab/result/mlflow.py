@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,17 +29,18 @@ def log_result(
     result: EvalResult,
     plain_table: pd.DataFrame,
     *,
+    report: Callable[[], str],
     name: str = "rubriclab",
     artifact_dir: str = "rubriclab",
 ) -> str:
     """Log ``result`` into the active MLflow run (one is started and ended if none is active);
-    returns the run id. ``plain_table`` is the table with nested cells as JSON text."""
+    returns the run id. ``plain_table`` is the table with nested cells as JSON text; ``report``
+    makes the HTML report page (the result passes its presentation's, so this module, like every
+    module of the results layer, never imports the views)."""
     try:
         import mlflow
     except ImportError:
         raise ImportError("log_to_mlflow needs MLflow: pip install 'rubriclab[mlflow]'") from None
-    from ..report import report_html
-
     started = mlflow.active_run() is None
     run = mlflow.start_run(run_name=name) if started else mlflow.active_run()
     assert run is not None
@@ -58,8 +60,7 @@ def log_result(
                 mlflow.log_text(
                     info.rubric.to_yaml(), f"{artifact_dir}/rubrics/{_file_name(info.name)}.yaml"
                 )
-        page = report_html({name: result}, title=f"rubriclab: {name}")
-        mlflow.log_text(page, f"{artifact_dir}/report.html")
+        mlflow.log_text(report(), f"{artifact_dir}/report.html")
     finally:
         if started:
             mlflow.end_run()

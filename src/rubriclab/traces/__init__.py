@@ -16,10 +16,12 @@ outside data or hand back objects with writing methods (a DataFrame) are marked
 from ._base import SPAN_KINDS, SpanKind, TraceError, TraceWarning
 from ._load import TraceFormat, example_trace, load_traces
 from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
+from ._rows import TREE_KEYS, trace_tree
 from ._tree import Trace
 
 __all__ = [
     "SPAN_KINDS",
+    "TREE_KEYS",
     "ContentPart",
     "Message",
     "Span",
@@ -34,4 +36,5 @@ __all__ = [
     "TraceWarning",
     "example_trace",
     "load_traces",
+    "trace_tree",
 ]

@@ -11,6 +11,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ._assets import CssBundle
+
 __all__ = ["RubricView"]
 
 log = logging.getLogger("rubriclab.widgets")
@@ -19,6 +21,9 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 class RubricView(anywidget.AnyWidget):
     """Base of rubriclab's views: traits are the contract; pages travel as custom messages."""
+
+    #: one stylesheet for every view, added to the page once per view class (not per widget)
+    _css = CssBundle()
 
     is_mock = traitlets.Bool(False).tag(sync=True)
     judge = traitlets.Unicode("").tag(sync=True)

@@ -15,6 +15,29 @@ from typing import Any
 
 import pandas as pd
 
+from ..columns import (
+    ATTEMPTS,
+    BASELINE_CRITERIA,
+    BASELINE_SCORE,
+    CANDIDATE_CRITERIA,
+    CANDIDATE_SCORE,
+    CRITERIA,
+    ERROR,
+    LATENCY,
+    PAIRWISE_CHOICE,
+    PASSED,
+    RATIONALE,
+    RAW_OUTPUT,
+    RUBRIC,
+    SCORE,
+    SWAP_CONSISTENT,
+    TOKENS,
+    VERDICT,
+    col,
+    field_of,
+    metric_of,
+    to_plain,
+)
 from ..rubric import Rubric
 from ._source import MetricRef, Source
 
@@ -29,7 +52,6 @@ __all__ = [
     "input_columns",
     "is_missing",
     "metric_payload",
-    "plain",
     "text_of",
 ]
 
@@ -39,8 +61,8 @@ CELL_CHARS = 240
 CASE_CHARS = 100_000
 IMAGE_BYTES = 4_000_000
 
-_NUMBER_FIELDS = {"tokens", "latency", "attempts", "candidate_score", "baseline_score"}
-_LIST_FIELDS = {"criteria", "candidate_criteria", "baseline_criteria", "raw_output", "rubric"}
+_NUMBER_FIELDS = {TOKENS, LATENCY, ATTEMPTS, CANDIDATE_SCORE, BASELINE_SCORE}
+_LIST_FIELDS = {CRITERIA, CANDIDATE_CRITERIA, BASELINE_CRITERIA, RAW_OUTPUT, RUBRIC}
 _CRITERION_KEYS = (
     "name",
     "question",
@@ -61,27 +83,6 @@ def is_missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def plain(value: Any) -> Any:
-    """A JSON-safe copy: numpy scalars unwrapped, NaN to None, models to dicts."""
-    if isinstance(value, Rubric):
-        return value.to_dict()
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
-        return plain(value.tolist())
-    if is_missing(value):
-        return None
-    if isinstance(value, float) and math.isinf(value):
-        return None
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    if isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
-
-
 def text_of(value: Any, limit: int = CASE_CHARS) -> str | None:
     """Any cell as display text (lists and dicts as JSON), capped at ``limit`` characters."""
     if is_missing(value):
@@ -89,9 +90,9 @@ def text_of(value: Any, limit: int = CASE_CHARS) -> str | None:
     if isinstance(value, str):
         text = value
     elif isinstance(value, list | tuple | Mapping | Rubric):
-        text = json.dumps(plain(value), ensure_ascii=False)
+        text = json.dumps(to_plain(value, str), ensure_ascii=False)
     else:
-        text = str(plain(value))
+        text = str(to_plain(value, str))
     if len(text) > limit:
         text = text[:limit] + f"… [{len(text) - limit:,} more characters]"
     return text
@@ -99,18 +100,18 @@ def text_of(value: Any, limit: int = CASE_CHARS) -> str | None:
 
 def column_kind(name: str, series: pd.Series | None = None) -> str:
     """How the table shows a column: score, verdict, error, bool, number, list or text."""
-    field = name.rsplit("/", 1)[-1] if "/" in name else ""
-    if field == "score":
+    field = field_of(name) or ""
+    if field == SCORE:
         return "score"
-    if field in ("verdict", "pairwise_choice"):
+    if field in (VERDICT, PAIRWISE_CHOICE):
         return "verdict"
-    if field == "error":
+    if field == ERROR:
         return "error"
-    if field in ("swap_consistent", "passed"):
+    if field in (SWAP_CONSISTENT, PASSED):
         return "bool"
     if field in _NUMBER_FIELDS:
         return "number"
-    if field in _LIST_FIELDS or name == "rubric":
+    if field in _LIST_FIELDS or name == RUBRIC:
         return "list"
     if (
         series is not None
@@ -150,7 +151,7 @@ def image_columns(table: pd.DataFrame) -> list[str]:
     out = []
     for c in table.columns:
         name = str(c)
-        if "/" in name or "image" not in name.lower():
+        if metric_of(name) is not None or "image" not in name.lower():
             continue
         if _IMAGE_NAME.search(name.lower()):
             out.append(name)
@@ -170,7 +171,9 @@ def input_columns(table: pd.DataFrame) -> list[str]:
     cols = [
         str(c)
         for c in table.columns
-        if "/" not in str(c) and str(c) not in ("rubric", "trace_tree") and str(c) not in images
+        if metric_of(str(c)) is None
+        and str(c) not in (RUBRIC, "trace_tree")
+        and str(c) not in images
     ]
     first = [c for c in (*ID_COLUMNS, *INPUT_ORDER) if c in cols]
     return first + [c for c in cols if c not in first]
@@ -220,9 +223,9 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
     for m in source.metrics:
         for column in table.columns:
             name = str(column)
-            if not name.startswith(f"{m.name}/"):
+            if metric_of(name) != m.name:
                 continue
-            field = name[len(m.name) + 1 :]
+            field = field_of(name) or ""
             kind = column_kind(name, table[name])
             desc = {
                 "key": name,
@@ -239,9 +242,9 @@ def columns_payload(source: Source) -> tuple[list[dict[str, Any]], list[str]]:
                 desc["empty"] = bool(table[name].map(_blank_cell).all())
             cols.append(desc)
             if (
-                field in ("score", "verdict")
-                or (field == "error" and not desc["empty"])
-                or (field == "swap_consistent" and m.kind == "pairwise")
+                field in (SCORE, VERDICT)
+                or (field == ERROR and not desc["empty"])
+                or (field == SWAP_CONSISTENT and m.kind == "pairwise")
             ):
                 visible.append(name)
     return cols, visible
@@ -262,7 +265,9 @@ def criteria_summary(value: Any) -> str:
             level = item.get("level")
             winner = item.get("winner")
             shown = winner if winner is not None else label if label in ("YES", "NO") else level
-            parts.append(f"{item.get('name', '?')} {plain(shown) if shown is not None else '—'}")
+            parts.append(
+                f"{item.get('name', '?')} {to_plain(shown, str) if shown is not None else '—'}"
+            )
     return " · ".join(parts)
 
 
@@ -279,7 +284,7 @@ def cell(kind: str, key: str, value: Any) -> Any:
     if kind == "bool":
         return bool(value)
     if kind == "list":
-        if key.endswith("criteria"):
+        if (field_of(key) or "").endswith(CRITERIA):
             return criteria_summary(value)
         if isinstance(value, list | tuple) and value and isinstance(value[0], str):
             value = value[0]
@@ -334,8 +339,8 @@ def _trace_payload(row: pd.Series) -> dict[str, Any] | None:
             "name": text_of(span.get("name"), 200),
             "kind": text_of(span.get("kind"), 40),
             "status": text_of(span.get("status"), 40),
-            "duration_ms": plain(span.get("duration_ms")),
-            "depth": plain(span.get("depth")),
+            "duration_ms": to_plain(span.get("duration_ms"), str),
+            "depth": to_plain(span.get("depth"), str),
         }
         for span in tree[:MAX_TRACE_SPANS]
         if isinstance(span, Mapping)
@@ -349,37 +354,37 @@ def _trace_payload(row: pd.Series) -> dict[str, Any] | None:
 
 def metric_payload(source: Source, row: pd.Series, m: MetricRef) -> dict[str, Any]:
     def get(field: str) -> Any:
-        key = f"{m.name}/{field}"
+        key = col(m.name, field)
         return row[key] if key in row.index else None
 
     rubric = _row_rubric(row, m)
     out: dict[str, Any] = {
         "name": m.name,
         "kind": m.kind,
-        "score": cell("score", "", get("score")),
-        "verdict": text_of(get("verdict"), 400),
-        "criteria": _criteria(get("criteria"), rubric),
-        "rationale": text_of(get("rationale")),
-        "raw_output": _raw(get("raw_output")),
-        "error": text_of(get("error")),
-        "tokens": cell("number", "", get("tokens")),
-        "latency": cell("number", "", get("latency")),
-        "attempts": cell("number", "", get("attempts")),
+        "score": cell("score", "", get(SCORE)),
+        "verdict": text_of(get(VERDICT), 400),
+        "criteria": _criteria(get(CRITERIA), rubric),
+        "rationale": text_of(get(RATIONALE)),
+        "raw_output": _raw(get(RAW_OUTPUT)),
+        "error": text_of(get(ERROR)),
+        "tokens": cell("number", "", get(TOKENS)),
+        "latency": cell("number", "", get(LATENCY)),
+        "attempts": cell("number", "", get(ATTEMPTS)),
     }
     # every call of this row answered from the cache: say so, not "attempts 0 · latency 0 ms"
     out["cached"] = out["attempts"] == 0 and out["error"] is None and bool(out["raw_output"])
     if m.kind == "pairwise":
-        consistent = get("swap_consistent")
-        out["choice"] = text_of(get("pairwise_choice"), 200)
+        consistent = get(SWAP_CONSISTENT)
+        out["choice"] = text_of(get(PAIRWISE_CHOICE), 200)
         out["swap_consistent"] = None if is_missing(consistent) else bool(consistent)
-        out["candidate_criteria"] = _criteria(get("candidate_criteria"), rubric)
-        out["baseline_criteria"] = _criteria(get("baseline_criteria"), rubric)
-        out["pair_rows"] = _pair_rows(out, get("criteria"))
+        out["candidate_criteria"] = _criteria(get(CANDIDATE_CRITERIA), rubric)
+        out["baseline_criteria"] = _criteria(get(BASELINE_CRITERIA), rubric)
+        out["pair_rows"] = _pair_rows(out, get(CRITERIA))
     return out
 
 
 def _row_rubric(row: pd.Series, m: MetricRef) -> Rubric | None:
-    for key in (f"{m.name}/rubric", "rubric"):
+    for key in (col(m.name, RUBRIC), "rubric"):
         if key in row.index:
             value = row[key]
             if isinstance(value, Rubric):
@@ -399,7 +404,7 @@ def _criteria(value: Any, rubric: Rubric | None) -> list[dict[str, Any]]:
     for item in value:
         if not isinstance(item, Mapping):
             continue
-        out = {k: plain(item.get(k)) for k in _CRITERION_KEYS}
+        out = {k: to_plain(item.get(k), str) for k in _CRITERION_KEYS}
         for k in ("name", "question", "label", "evidence", "reasoning"):
             out[k] = text_of(item.get(k), 20_000)
         if rubric is not None and out["name"] is not None:

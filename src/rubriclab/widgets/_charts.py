@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._cells import is_missing, plain
+from ..columns import CRITERIA, ERROR, PASSED, SCORE, col, to_plain
+from ._cells import is_missing
 from ._source import Source
 
 __all__ = ["BINS", "chart_data", "metric_chart"]
@@ -36,7 +37,7 @@ def chart_data(source: Source, positions: np.ndarray | None = None) -> list[dict
     return [
         metric_chart(table, m.name, m.kind, _summary_row(source, m.name))
         for m in source.metrics
-        if f"{m.name}/score" in table.columns
+        if col(m.name, SCORE) in table.columns
     ]
 
 
@@ -47,9 +48,9 @@ def _summary_row(source: Source, name: str) -> Mapping[str, Any]:
 def metric_chart(
     table: pd.DataFrame, name: str, kind: str, summary: Mapping[str, Any]
 ) -> dict[str, Any]:
-    scores = pd.to_numeric(table[f"{name}/score"], errors="coerce").to_numpy(dtype=float)
+    scores = pd.to_numeric(table[col(name, SCORE)], errors="coerce").to_numpy(dtype=float)
     scored = scores[~np.isnan(scores)]
-    err_col = f"{name}/error"
+    err_col = col(name, ERROR)
     errors = (
         int(sum(1 for v in table[err_col].tolist() if not is_missing(v) and str(v).strip()))
         if err_col in table.columns
@@ -78,22 +79,22 @@ def metric_chart(
         out["histogram"] = [
             {"low": i / BINS, "high": (i + 1) / BINS, "count": int(c)} for i, c in enumerate(counts)
         ]
-        passed_col = f"{name}/passed"
+        passed_col = col(name, PASSED)
         if passed_col in table.columns:
             flags = table[passed_col].tolist()
             out["passed"] = sum(1 for v in flags if v is True or v is np.True_)
             out["failed"] = sum(1 for v in flags if v is False or v is np.False_)
-    col = f"{name}/criteria"
-    out["criteria"] = _criteria_counts(table[col].tolist()) if col in table.columns else []
+    column = col(name, CRITERIA)
+    out["criteria"] = _criteria_counts(table[column].tolist()) if column in table.columns else []
     return out
 
 
 def _rate(summary: Mapping[str, Any], key: str, label: str) -> dict[str, Any]:
     return {
         "label": label,
-        "rate": plain(summary.get(key)),
-        "low": plain(summary.get(f"{key}_low")),
-        "high": plain(summary.get(f"{key}_high")),
+        "rate": to_plain(summary.get(key), str),
+        "low": to_plain(summary.get(f"{key}_low"), str),
+        "high": to_plain(summary.get(f"{key}_high"), str),
     }
 
 

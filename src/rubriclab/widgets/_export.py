@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._cells import is_missing, plain
+from ..columns import to_plain
+from ._cells import is_missing
 
 __all__ = ["MAX_EXPORT_ROWS", "export_rows"]
 
@@ -27,7 +28,7 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 def _value(value: Any) -> Any:
     if is_missing(value):
         return None
-    return plain(value)
+    return to_plain(value, str)
 
 
 def _csv_cell(value: Any) -> Any:

@@ -14,6 +14,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..columns import (
+    CRITERIA,
+    ERROR,
+    PAIRWISE_CHOICE,
+    PASSED,
+    RATIONALE,
+    SCORE,
+    SWAP_CONSISTENT,
+    VERDICT,
+    col,
+)
 from ._cells import cell, column_kind, input_columns, is_missing
 from ._source import Source
 
@@ -107,10 +118,10 @@ class TableQuery:
         self._text_cols = [
             c for c in input_columns(source.table) if self._kinds.get(c) == "text"
         ] + [
-            f"{m.name}/{f}"
+            col(m.name, f)
             for m in source.metrics
-            for f in ("verdict", "rationale", "error", "pairwise_choice")
-            if f"{m.name}/{f}" in source.table.columns
+            for f in (VERDICT, RATIONALE, ERROR, PAIRWISE_CHOICE)
+            if col(m.name, f) in source.table.columns
         ]
 
     # -- the view: row positions in display order -------------------------------------------------
@@ -193,8 +204,8 @@ class TableQuery:
         metrics = query.metrics
         if query.search:
             hit = np.zeros(len(table), dtype=bool)
-            for col in self._text_cols:
-                series = table[col]
+            for column in self._text_cols:
+                series = table[column]
                 hit |= (
                     series.astype("string")
                     .str.contains(query.search, case=False, regex=False, na=False)
@@ -204,7 +215,7 @@ class TableQuery:
         if query.score_min is not None or query.score_max is not None:
             in_range = np.zeros(len(table), dtype=bool)
             for m in metrics:
-                scores = pd.to_numeric(table[f"{m}/score"], errors="coerce").to_numpy(dtype=float)
+                scores = pd.to_numeric(table[col(m, SCORE)], errors="coerce").to_numpy(dtype=float)
                 ok = ~np.isnan(scores)
                 if query.score_min is not None:
                     ok &= scores >= query.score_min - 1e-12
@@ -215,9 +226,9 @@ class TableQuery:
         if query.verdict is not None:
             match = np.zeros(len(table), dtype=bool)
             for m in metrics:
-                col = f"{m}/verdict"
-                if col in table.columns:
-                    match |= (table[col] == query.verdict).to_numpy(dtype=bool)
+                column = col(m, VERDICT)
+                if column in table.columns:
+                    match |= (table[column] == query.verdict).to_numpy(dtype=bool)
             mask &= match
         if query.status is not None:
             group = np.zeros(len(table), dtype=bool)
@@ -229,17 +240,19 @@ class TableQuery:
         if query.errors_only:
             errs = np.zeros(len(table), dtype=bool)
             for m in metrics:
-                col = f"{m}/error"
-                if col in table.columns:
-                    errs |= ~table[col].map(_blank).to_numpy(dtype=bool)
+                column = col(m, ERROR)
+                if column in table.columns:
+                    errs |= ~table[column].map(_blank).to_numpy(dtype=bool)
             mask &= errs
         if query.swap_only:
             bad = np.zeros(len(table), dtype=bool)
             for m in metrics:
-                col = f"{m}/swap_consistent"
-                if col in table.columns:
+                column = col(m, SWAP_CONSISTENT)
+                if column in table.columns:
                     bad |= (
-                        table[col].map(lambda v: v is False or v is np.False_).to_numpy(dtype=bool)
+                        table[column]
+                        .map(lambda v: v is False or v is np.False_)
+                        .to_numpy(dtype=bool)
                     )
             mask &= bad
         self._remember(self._masks, query.filter_key, mask)
@@ -251,11 +264,11 @@ class TableQuery:
         table = self.source.table
         hit = np.zeros(len(table), dtype=bool)
         for m in metrics:
-            col = f"{m}/criteria"
-            if col not in table.columns:
+            column = col(m, CRITERIA)
+            if column not in table.columns:
                 continue
             hit |= np.fromiter(
-                (_criterion_result(v, name) == value for v in table[col].to_numpy(dtype=object)),
+                (_criterion_result(v, name) == value for v in table[column].to_numpy(dtype=object)),
                 dtype=bool,
                 count=len(table),
             )
@@ -266,11 +279,11 @@ class TableQuery:
         out: dict[str, list[dict[str, Any]]] = {}
         table = self.source.table
         for m in self.source.metrics:
-            col = f"{m.name}/criteria"
-            if col not in table.columns:
+            column = col(m.name, CRITERIA)
+            if column not in table.columns:
                 continue
             seen: dict[str, dict[str, Any]] = {}
-            for value in table[col].iloc[:2000].to_numpy(dtype=object):
+            for value in table[column].iloc[:2000].to_numpy(dtype=object):
                 if not isinstance(value, list | tuple):
                     continue
                 for item in value:
@@ -321,9 +334,9 @@ class TableQuery:
         """The distinct verdicts per metric (for the verdict filter), most common first."""
         out: dict[str, list[str]] = {}
         for m in self.source.metrics:
-            col = f"{m.name}/verdict"
-            if col in self.source.table.columns:
-                counts = self.source.table[col].dropna().astype(str).value_counts()
+            column = col(m.name, VERDICT)
+            if column in self.source.table.columns:
+                counts = self.source.table[column].dropna().astype(str).value_counts()
                 out[m.name] = [str(v) for v in counts.index[:50]]
         return out
 
@@ -336,7 +349,7 @@ def status_mask(table: pd.DataFrame, metric: str, status: str) -> np.ndarray:
     from ``{metric}/passed`` when present, else the verdict's first word) or win / tie / loss
     (pairwise, from the score's sign)."""
     n = len(table)
-    err_col = f"{metric}/error"
+    err_col = col(metric, ERROR)
     errors = (
         ~table[err_col].map(_blank).to_numpy(dtype=bool)
         if err_col in table.columns
@@ -345,18 +358,18 @@ def status_mask(table: pd.DataFrame, metric: str, status: str) -> np.ndarray:
     if status == "error":
         return errors
     if status in ("win", "tie", "loss"):
-        scores = pd.to_numeric(table[f"{metric}/score"], errors="coerce").to_numpy(dtype=float)
+        scores = pd.to_numeric(table[col(metric, SCORE)], errors="coerce").to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             sign = {"win": scores > 0, "tie": scores == 0, "loss": scores < 0}[status]
         hit: np.ndarray = sign & ~errors
         return hit
-    passed_col = f"{metric}/passed"
+    passed_col = col(metric, PASSED)
     if passed_col in table.columns:
         values = table[passed_col].to_numpy(dtype=object)
         passed = np.fromiter((v is True or v is np.True_ for v in values), dtype=bool, count=n)
         failed = np.fromiter((v is False or v is np.False_ for v in values), dtype=bool, count=n)
     else:
-        verdict_col = f"{metric}/verdict"
+        verdict_col = col(metric, VERDICT)
         words = (
             table[verdict_col].map(lambda v: "" if is_missing(v) else str(v).lower())
             if verdict_col in table.columns

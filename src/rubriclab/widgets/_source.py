@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..columns import PAIRWISE_CHOICE, PASSED, SCORE, TOKENS, col, field_of, metric_of
 from ..rubric import Rubric
 from ..scoring import summarize
 
@@ -80,11 +81,11 @@ def as_source(result: Any, metrics: Sequence[str] | None = None) -> Source:
 
 def _metrics_from_columns(table: pd.DataFrame) -> list[MetricRef]:
     refs = []
-    for col in table.columns:
-        name = str(col)
-        if name.endswith("/score"):
-            metric = name[: -len("/score")]
-            kind = "pairwise" if f"{metric}/pairwise_choice" in table.columns else "pointwise"
+    for column in table.columns:
+        name = str(column)
+        metric = metric_of(name)
+        if metric is not None and field_of(name) == SCORE:
+            kind = "pairwise" if col(metric, PAIRWISE_CHOICE) in table.columns else "pointwise"
             refs.append(MetricRef(metric, kind))
     return refs
 
@@ -99,15 +100,15 @@ def _summary_rows(
         if isinstance(frame, pd.DataFrame) and ref.name in frame.index:
             row = {str(k): _num(v) for k, v in frame.loc[ref.name].items()}
         else:
-            scores = table[f"{ref.name}/score"].tolist()
-            passed_col = f"{ref.name}/passed"
+            scores = table[col(ref.name, SCORE)].tolist()
+            passed_col = col(ref.name, PASSED)
             passed = table[passed_col].tolist() if passed_col in table.columns else None
             pairwise = ref.kind == "pairwise"
             flat = summarize(
                 scores, passed=None if pairwise else passed, choices=scores if pairwise else None
             ).as_flat_dict()
             row = {k: _num(v) for k, v in flat.items()}
-            tokens_col = f"{ref.name}/tokens"
+            tokens_col = col(ref.name, TOKENS)
             if tokens_col in table.columns:
                 row["tokens"] = _num(pd.to_numeric(table[tokens_col], errors="coerce").sum())
         row["metric"] = ref.name

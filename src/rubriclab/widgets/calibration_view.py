@@ -17,10 +17,11 @@ import pandas as pd
 import traitlets
 
 from ..calibration import CriterionAgreement, PairwiseAgreement
+from ..columns import to_plain
 from ._assets import EsmBundle
 from ._base import RubricView
-from ._cells import is_missing, plain, text_of
-from ._static import calibration_html, calibration_text
+from ._cells import is_missing, text_of
+from ._static.calibration import calibration_html, calibration_text
 
 __all__ = ["CalibrationView"]
 
@@ -174,7 +175,7 @@ class CalibrationView(RubricView):
                     "name": side,
                     "verdict": str(record.get(side, "")),
                     "raw": text_of(record.get(f"{side}_raw"), 400),
-                    "row": plain(label),
+                    "row": to_plain(label, str),
                     "fields": fields,
                 }
             )
@@ -223,7 +224,7 @@ def _item(p: PairwiseAgreement, r: pd.Series) -> dict[str, Any]:
     left, right = p.sides
     reserved = {left, right, "first", "second", "agree", "opposite"}
     reserved |= {f"{s}_{x}" for s in (left, right) for x in ("raw", "row", "rater")}
-    keys = {str(k): plain(v) for k, v in r.items() if k not in reserved}
+    keys = {str(k): to_plain(v, str) for k, v in r.items() if k not in reserved}
     rater = next((r.get(f"{s}_rater") for s in (right, left) if f"{s}_rater" in r.index), None)
     return {
         "keys": keys,
@@ -262,5 +263,5 @@ def _finite(value: Any) -> Any:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return plain(value)
+        return to_plain(value, str)
     return None if math.isnan(number) or math.isinf(number) else number

@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
+from ..columns import CRITERIA, ERROR, RATIONALE, SCORE, VERDICT, col, to_plain
 from ..comparison import percent as _pct
 from ._assets import EsmBundle
 from ._base import RubricView
-from ._cells import plain, text_of
-from ._static import esc, mock_html
+from ._cells import text_of
+from ._static.common import esc, mock_html
 
 if TYPE_CHECKING:
     from ..comparison import Comparison
 
-__all__ = ["ComparisonView", "comparison_html", "comparison_text"]
+__all__ = ["ComparisonView", "comparison_html", "comparison_mimebundle", "comparison_text"]
 
 MAX_LISTED = 500
 _TEXT_FIELDS = ("prompt", "response", "reference")
@@ -106,7 +107,7 @@ def _finite(value: Any) -> Any:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return plain(value)
+        return to_plain(value, str)
     return None if math.isnan(number) or math.isinf(number) else number
 
 
@@ -147,13 +148,13 @@ def _case_rows(c: Comparison, metric: str) -> list[dict[str, Any]]:
             {
                 "key": text_of(key, 120),
                 "key_value": key,
-                "score_a": _finite(r.get(f"{metric}/score_a")),
-                "score_b": _finite(r.get(f"{metric}/score_b")),
-                "diff": _finite(r.get(f"{metric}/diff")),
-                "verdict_a": _text_or_none(r.get(f"{metric}/verdict_a")),
-                "verdict_b": _text_or_none(r.get(f"{metric}/verdict_b")),
-                "error_a": _text_or_none(r.get(f"{metric}/error_a"), 200),
-                "error_b": _text_or_none(r.get(f"{metric}/error_b"), 200),
+                "score_a": _finite(r.get(col(metric, "score_a"))),
+                "score_b": _finite(r.get(col(metric, "score_b"))),
+                "diff": _finite(r.get(col(metric, "diff"))),
+                "verdict_a": _text_or_none(r.get(col(metric, "verdict_a"))),
+                "verdict_b": _text_or_none(r.get(col(metric, "verdict_b"))),
+                "error_a": _text_or_none(r.get(col(metric, "error_a")), 200),
+                "error_b": _text_or_none(r.get(col(metric, "error_b")), 200),
             }
         )
     # the largest change first; errored rows (no difference) after every paired row
@@ -175,7 +176,7 @@ def case_detail(c: Comparison, key: Any, metric: str) -> dict[str, Any]:
             sides.append({"name": name, "missing": True})
             continue
         criteria = []
-        for crit in row.get(f"{metric}/criteria") or []:
+        for crit in row.get(col(metric, CRITERIA)) or []:
             if isinstance(crit, Mapping):
                 criteria.append(
                     {
@@ -190,10 +191,10 @@ def case_detail(c: Comparison, key: Any, metric: str) -> dict[str, Any]:
         sides.append(
             {
                 "name": name,
-                "score": _finite(row.get(f"{metric}/score")),
-                "verdict": _text_or_none(row.get(f"{metric}/verdict")),
-                "error": _text_or_none(row.get(f"{metric}/error"), 600),
-                "rationale": text_of(row.get(f"{metric}/rationale"), 2000),
+                "score": _finite(row.get(col(metric, SCORE))),
+                "verdict": _text_or_none(row.get(col(metric, VERDICT))),
+                "error": _text_or_none(row.get(col(metric, ERROR)), 600),
+                "rationale": text_of(row.get(col(metric, RATIONALE)), 2000),
                 "criteria": criteria,
                 "fields": [
                     {"name": f, "text": text_of(row.get(f), 4000)}
@@ -241,6 +242,11 @@ def _counts(row: Mapping[str, Any]) -> str:
 def comparison_text(c: Comparison, title: str = "") -> str:
     text = c.summary_text()
     return f"{title}\n{text}" if title else text
+
+
+def comparison_mimebundle(c: Comparison) -> dict[str, Any]:
+    """What a ``Comparison`` shows at the end of a cell: its summary text and static HTML."""
+    return {"text/plain": c.summary_text(), "text/html": comparison_html(c)}
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], margin: str = "6px 0") -> str:

@@ -11,7 +11,7 @@ from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload
 from ._source import as_source
-from ._static import case_html, case_text
+from ._static.case import case_html, case_text
 
 __all__ = ["Explanation"]
 

@@ -7,11 +7,12 @@ from typing import Any
 import pandas as pd
 import traitlets
 
+from ..columns import SWAP_CONSISTENT, col
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload, is_missing, text_of
 from ._source import MetricRef, Source, as_source
-from ._static import pairwise_html, pairwise_text
+from ._static.pairwise import pairwise_html, pairwise_text
 
 __all__ = ["PairwiseView"]
 
@@ -109,9 +110,9 @@ def _totals(source: Source, ref: MetricRef) -> dict[str, Any]:
     """The run's win/tie/loss rates (with intervals) and how often the two orders disagreed."""
     summary = next((s for s in source.summary if s.get("metric") == ref.name), {})
     out = dict(summary)
-    col = f"{ref.name}/swap_consistent"
-    if col in source.table.columns:
-        flags = [v for v in source.table[col].tolist() if not is_missing(v)]
+    column = col(ref.name, SWAP_CONSISTENT)
+    if column in source.table.columns:
+        flags = [v for v in source.table[column].tolist() if not is_missing(v)]
         out["swap_checked"] = len(flags)
         out["swap_inconsistent"] = sum(1 for v in flags if not bool(v))
     return out

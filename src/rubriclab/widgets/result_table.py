@@ -18,7 +18,7 @@ from ._cells import case_payload, columns_payload
 from ._charts import chart_data
 from ._query import Query, TableQuery
 from ._source import as_source
-from ._static import table_html, table_text
+from ._static.table import table_html, table_text
 
 __all__ = ["ResultTable"]
 

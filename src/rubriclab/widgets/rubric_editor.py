@@ -16,11 +16,12 @@ import pandas as pd
 import traitlets
 from pydantic import ValidationError
 
+from ..columns import RUBRIC, field_of
 from ..rubric import Rubric, RubricError
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import is_missing, text_of
-from ._static import rubric_html, rubric_text
+from ._static.rubric import rubric_html, rubric_text
 
 __all__ = ["RubricEditor"]
 
@@ -207,7 +208,7 @@ def _rubric_column(frame: pd.DataFrame, column: str | None) -> str:
                 f"no column {column!r} in the table (columns: {', '.join(map(str, frame.columns))})"
             )
         return column
-    candidates = [str(c) for c in frame.columns if str(c) == "rubric" or str(c).endswith("/rubric")]
+    candidates = [str(c) for c in frame.columns if RUBRIC in (str(c), field_of(str(c)))]
     if not candidates:
         raise KeyError(
             "the table has no 'rubric' column: run rl.generate_rubrics(df, ...) first, or pass "

@@ -17,54 +17,65 @@ from typing import Any
 
 import pandas as pd
 
-from ..data import to_frame
-from ..files import atomic_write_text, atomic_writer
-from ..judges import Judge
-from ..metrics.computation import COMPUTATION, ComputationMetric
-from ..result import EvalResult as _Result
-from ..result import MetricInfo, RunStats, _plain
-from ..templates import TemplateError, format_braces
-from .vertex_metrics import AutoraterConfig, PairwiseMetric, PointwiseMetric, RubricBasedMetric
-from .vertex_run import (
-    GEN_ERROR,
-    RUBRICS,
-    CallPolicy,
-    add_rubrics,
-    critique,
-    model_for,
-    pick_judge,
-    stats_for,
+from ...columns import (
+    ATTEMPTS,
+    BASELINE_CRITERIA,
+    BASELINE_SCORE,
+    CANDIDATE_CRITERIA,
+    CANDIDATE_SCORE,
+    CRITERIA,
+    ERROR,
+    LATENCY,
+    PASSED,
+    RATIONALE,
+    RAW_OUTPUT,
+    SCORE,
+    SWAP_CONSISTENT,
+    TOKENS,
+    VERDICT,
+    col,
+    field_of,
+    metric_of,
+    to_plain,
 )
-from .vertex_runnable import run_runnable
+from ...data import to_frame
+from ...evaluate import generate_responses
+from ...files import atomic_write_text, atomic_writer
+from ...judges import Judge
+from ...metrics.computation import COMPUTATION, ComputationMetric
+from ...result import EvalResult as _Result
+from ...result import MetricInfo, RunStats
+from ...runner import run_sync
+from ...templates import TemplateError, format_braces
+from .calls import CallPolicy, judge_for, model_for
+from .config import AutoraterConfig
+from .critique import VERTEX_FIELDS, critique
+from .generation import add_rubrics
+from .metrics import PairwiseMetric, PointwiseMetric, RubricBasedMetric
+from .notebook_utils import display_radar_plot
+from .rows import GEN_ERROR, RUBRICS
+from .runnable import run_runnable
 
 __all__ = ["EvalResult", "EvalTask"]
 
 AnyMetric = RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric | str
 ModelArg = Judge | str | Callable[[str], Any] | None
 
-_VERTEX_FIELDS = (
-    "score",
-    "pairwise_choice",
-    "rubric_verdict_pairs",
-    "baseline_rubric_verdict_pairs",
-    "candidate_rubric_verdict_pairs",
-    "raw_outputs",
-    "error",
-)
+#: our fields, which Vertex's metrics table leaves out (they stay on ``EvalResult.result``)
 _OUR_FIELDS = (
-    "verdict",
-    "passed",
-    "criteria",
-    "rationale",
-    "raw_output",
-    "swap_consistent",
-    "candidate_criteria",
-    "baseline_criteria",
-    "candidate_score",
-    "baseline_score",
-    "tokens",
-    "latency",
-    "attempts",
+    VERDICT,
+    PASSED,
+    CRITERIA,
+    RATIONALE,
+    RAW_OUTPUT,
+    SWAP_CONSISTENT,
+    CANDIDATE_CRITERIA,
+    BASELINE_CRITERIA,
+    CANDIDATE_SCORE,
+    BASELINE_SCORE,
+    TOKENS,
+    LATENCY,
+    ATTEMPTS,
 )
 
 
@@ -148,8 +159,6 @@ class EvalTask:
         """Show this task's runs side by side (Vertex shows the experiment's runs)."""
         if not self.runs:
             raise ValueError("this EvalTask has no runs yet: call evaluate() first")
-        from .vertex_notebook import display_radar_plot
-
         display_radar_plot(self.runs)
 
     def evaluate(
@@ -168,11 +177,9 @@ class EvalTask:
     ) -> EvalResult:
         """Run the evaluation. ``model`` (a judge spec, a bare model name sent to the judge's
         endpoint, a Judge, or a function of the prompt) or ``runnable`` (an agent: see
-        :mod:`.vertex_runnable`) first writes the ``response`` column.
+        :mod:`.runnable`) first writes the ``response`` column.
         ``evaluation_service_qps`` caps judge calls started per second and ``retry_timeout``
         bounds one call with its retries, in seconds (vertexai's meanings, on our judge)."""
-        from ..runner import run_sync
-
         return run_sync(
             self.aevaluate(
                 model=model,
@@ -202,8 +209,6 @@ class EvalTask:
         output_file_name: str | None = None,
         judge: Judge | str | None = None,
     ) -> EvalResult:
-        from ..evaluate import _generate_responses
-
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")
         calls = CallPolicy(qps=evaluation_service_qps, retry_timeout=retry_timeout)
@@ -211,12 +216,12 @@ class EvalTask:
         judged = model is not None or any(
             not isinstance(m, ComputationMetric) for m in self.metrics
         )
-        default = pick_judge(task_judge, judge) if judged else None  # computation needs none
+        default = judge_for(task_judge, judge) if judged else None  # computation needs none
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
         if model is not None:
-            frame = await _generate_responses(frame, model_for(model, default), None)
+            frame = await generate_responses(frame, model_for(model, default), None)
         if runnable is not None:
             frame = await run_runnable(frame, runnable)
         for metric in self.metrics:
@@ -228,7 +233,7 @@ class EvalTask:
                 and critic.baseline_model is not None
                 and "baseline_model_response" not in frame.columns
             ):
-                frame = await _generate_responses(
+                frame = await generate_responses(
                     frame,
                     model_for(critic.baseline_model, default),
                     {"response": "baseline_model_response"},
@@ -246,18 +251,20 @@ class EvalTask:
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             name = critic.metric_name
             if isinstance(metric, RubricBasedMetric):
-                gen_judge = pick_judge(metric.generation_config.model, task_judge, judge)
+                gen_judge = judge_for(metric.generation_config.model, task_judge, judge)
                 any_mock = any_mock or gen_judge.is_mock
-                frame, usage = await add_rubrics(metric, frame, gen_judge, calls)
-                stats_for(stats, name, usage)
+                frame, usage = await add_rubrics(
+                    metric.generation_config, name, frame, gen_judge, calls
+                )
+                stats.add(name, usage)
             config = critic.autorater_config
-            m_judge = pick_judge(config.autorater_model if config else None, task_judge, judge)
+            m_judge = judge_for(config.autorater_model if config else None, task_judge, judge)
             any_mock = any_mock or m_judge.is_mock
             done = await critique(critic, frame, m_judge, self.autorater_config, calls)
             for column, values in done.columns.items():
                 frame[column] = pd.Series(values, index=frame.index, dtype=object)
-            frame[f"{name}/score"] = frame[f"{name}/score"].astype(float)
-            stats_for(stats, name, done.usage)
+            frame[col(name, SCORE)] = frame[col(name, SCORE)].astype(float)
+            stats.add(name, done.usage)
             infos.append(MetricInfo(name, "pairwise" if done.kind == "pairwise" else "pointwise"))
         run_name = experiment_run_name or _run_name(output_file_name)
         meta: dict[str, Any] = {
@@ -332,9 +339,9 @@ def _computed(metric: ComputationMetric, frame: pd.DataFrame) -> dict[str, list[
     ]
     m = metric.name
     return {
-        f"{m}/score": [o.score for o in outcomes],
-        f"{m}/error": [o.error for o in outcomes],
-        f"{m}/rationale": [o.rationale for o in outcomes],
+        col(m, SCORE): [o.score for o in outcomes],
+        col(m, ERROR): [o.error for o in outcomes],
+        col(m, RATIONALE): [o.rationale for o in outcomes],
     }
 
 
@@ -353,37 +360,37 @@ def _summary_metrics(result: _Result) -> dict[str, Any]:
     out = dict(result.summary_metrics)
     for info in result.metrics:
         if info.kind == "pairwise":
-            out[f"{info.name}/candidate_model_win_rate"] = out.get(f"{info.name}/win_rate")
-            out[f"{info.name}/baseline_model_win_rate"] = out.get(f"{info.name}/loss_rate")
+            out[col(info.name, "candidate_model_win_rate")] = out.get(col(info.name, "win_rate"))
+            out[col(info.name, "baseline_model_win_rate")] = out.get(col(info.name, "loss_rate"))
     return out
 
 
 def _vertex_table(frame: pd.DataFrame, names: Sequence[str], inputs: Any) -> pd.DataFrame:
     """The columns Vertex users read: inputs, generated ones, and ``{metric}/...`` fields."""
-    ours = {f"{m}/{f}" for m in names for f in _OUR_FIELDS}
+    ours = {col(m, f) for m in names for f in _OUR_FIELDS}
     keep = []
-    for col in frame.columns:
-        text = str(col)
-        if text in ours or (text == GEN_ERROR and frame[col].isna().all()):
+    for column in frame.columns:
+        text = str(column)
+        if text in ours or (text == GEN_ERROR and frame[column].isna().all()):
             continue
-        keep.append(col)
-    first = [c for c in keep if c in set(inputs) or "/" not in str(c)]
+        keep.append(column)
+    first = [c for c in keep if c in set(inputs) or metric_of(str(c)) is None]
     if RUBRICS in first:
         first.remove(RUBRICS)
         first.append(RUBRICS)
     rest = [c for c in keep if c not in first]
-    ordered = first + sorted(rest, key=lambda c: (_metric_of(str(c), names), _field_rank(str(c))))
+    ordered = first + sorted(rest, key=lambda c: (_metric_rank(str(c), names), _field_rank(str(c))))
     return frame[ordered].copy()
 
 
-def _metric_of(column: str, names: Sequence[str]) -> int:
-    prefix = column.split("/", 1)[0]
-    return list(names).index(prefix) if prefix in names else len(names)
+def _metric_rank(column: str, names: Sequence[str]) -> int:
+    metric = metric_of(column)
+    return list(names).index(metric) if metric is not None and metric in names else len(names)
 
 
 def _field_rank(column: str) -> int:
-    field = column.split("/", 1)[-1]
-    return _VERTEX_FIELDS.index(field) if field in _VERTEX_FIELDS else len(_VERTEX_FIELDS)
+    field = field_of(column)
+    return VERTEX_FIELDS.index(field) if field in VERTEX_FIELDS else len(VERTEX_FIELDS)
 
 
 def _write(
@@ -401,10 +408,11 @@ def _write(
     folder = Path(prefix.removeprefix("file://")).expanduser() / run
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
-        folder / "summary_metrics.json", json.dumps({"summary_metrics": _plain(summary)}, indent=2)
+        folder / "summary_metrics.json",
+        json.dumps({"summary_metrics": to_plain(summary)}, indent=2),
     )
     with atomic_writer(folder / "metrics_table.jsonl") as fh:
         for record in table.to_dict(orient="records"):
-            fh.write(json.dumps(_plain(record), default=str) + "\n")
+            fh.write(json.dumps(to_plain(record), default=str) + "\n")
     result.save(folder / "result.jsonl")
     return folder

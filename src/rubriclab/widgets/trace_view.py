@@ -1,9 +1,9 @@
-"""A trace as a small tree: plain JSON-able rows for result tables, and static escaped HTML.
+"""A trace's tree (the ``trace_tree`` rows of :func:`rubriclab.traces.trace_tree`) as static,
+escaped HTML, with the judged span marked.
 
-Result rows carry the tree of the trace they came from (``trace_tree`` column) so a view can
-show where the judged span sits without holding the trace. The HTML form works anywhere
-static HTML does (GitHub, nbviewer, exported reports); every name and status from the trace is
-escaped, because span names and messages come from the agent and are untrusted.
+It works anywhere static HTML does (GitHub, nbviewer, exported reports); every name and status
+from the trace is escaped, because span names and messages come from the agent and are
+untrusted.
 """
 
 from __future__ import annotations
@@ -11,33 +11,11 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .traces import Trace
+__all__ = ["trace_tree_html"]
 
-__all__ = ["TREE_KEYS", "trace_tree", "trace_tree_html"]
-
-#: the keys of one tree row, in display order
-TREE_KEYS = ("span_id", "parent_id", "name", "kind", "status", "duration_ms", "depth")
 _MAX_INDENT = 32  # deeper spans are drawn at this depth (the depth number is still shown)
-
-
-def trace_tree(trace: Trace) -> list[dict[str, Any]]:
-    """One row per span, depth-first (a parent before its children): ids, name, kind, status,
-    duration and depth. Plain values only, so the rows survive JSON and Parquet round trips."""
-    return [
-        {
-            "span_id": span.span_id,
-            "parent_id": span.parent_id,
-            "name": span.name,
-            "kind": span.kind,
-            "status": span.status.code,
-            "duration_ms": round(span.duration_ms, 3),
-            "depth": trace.depth(span),
-        }
-        for span in trace.walk()
-    ]
 
 
 def _duration(value: Any) -> str:

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rubriclab.parse import ParseError
-from rubriclab.parse_vertex import (
+from rubriclab.compat.vertex.formats import (
     RATINGS,
     parse_pairwise,
     parse_pointwise,
@@ -15,6 +14,7 @@ from rubriclab.parse_vertex import (
     parse_rubrics,
     parse_sxs_rating,
 )
+from rubriclab.parse import ParseError
 
 # --- rubric generation -----------------------------------------------------------------
 

@@ -22,23 +22,23 @@ Where we differ from Vertex, on purpose:
   ``notebook_utils`` shows our widgets, which escape model text.
 * The table also carries our columns (``{metric}/criteria``, ``{metric}/error`` ...) on
   ``eval_result.result``, a :class:`rubriclab.EvalResult`, for views, saving and calibration.
+* Importing this package changes nothing global. With ``rl.Judge("mock")`` the Vertex layer
+  teaches the mock its formats only for the calls it sends (:mod:`.mock`).
+
+Inside: ``utils`` and ``notebook_utils`` are Vertex's modules of those names; ``config`` and
+``metrics`` describe what is judged; ``calls`` (which judge, what pace), ``rows`` (row to
+messages), ``generation`` (rubrics), ``critique`` (verdicts to columns) and ``task``
+(``EvalTask``) run it; ``formats`` and ``classic`` read judge text; ``prompts`` holds the
+predefined metrics' prompts; ``runnable`` runs agents; ``mock`` is the offline mock's formats.
 """
 
 from __future__ import annotations
 
-from . import vertex_mock as _vertex_mock  # noqa: F401  (teaches the mock judge these formats)
-from . import vertex_notebook as notebook_utils
-from . import vertex_utils as utils
-from .vertex_metrics import (
-    AutoraterConfig,
-    CustomOutputConfig,
-    PairwiseMetric,
-    PointwiseMetric,
-    PredefinedRubricMetrics,
-    RubricBasedMetric,
-    RubricGenerationConfig,
-)
-from .vertex_task import EvalResult, EvalTask
+from . import notebook_utils as notebook_utils
+from . import utils as utils
+from .config import AutoraterConfig, CustomOutputConfig, RubricGenerationConfig
+from .metrics import PairwiseMetric, PointwiseMetric, PredefinedRubricMetrics, RubricBasedMetric
+from .task import EvalResult, EvalTask
 
 __all__ = [
     "AutoraterConfig",

@@ -1,13 +1,16 @@
 """``notebook_utils``: Vertex's display helpers, drawing our widgets instead of raw HTML.
 
 Vertex builds HTML from model output without escaping it; ours put every model text in the
-page as text (see :mod:`rubriclab.display`), with a static HTML form for exported notebooks.
+page as text (see :mod:`rubriclab.widgets.display`), with a static HTML form for exported
+notebooks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from ...widgets import display
 
 __all__ = ["display_bar_plot", "display_eval_result", "display_explanations", "display_radar_plot"]
 
@@ -22,8 +25,6 @@ def display_eval_result(
     eval_result: Any, title: str | None = None, metrics: Sequence[str] | None = None
 ) -> None:
     """Show the summary and the sortable, filterable result table."""
-    from .. import display
-
     display.display_eval_result(_ours(eval_result), title=title, metrics=metrics)
 
 
@@ -37,8 +38,6 @@ def display_explanations(
     """Show ``num`` rows drawn at random (as vertexai does: ``metrics_table.sample(n=num)``) with
     each rubric question's verdict and the raw critique. ``seed`` makes the draw repeatable
     (None: a new draw each call, like vertexai); ``num`` above the row count shows every row."""
-    from .. import display
-
     if num < 1:
         raise ValueError(f"num must be greater than 0, got {num}")
     ours = _ours(eval_result)
@@ -52,13 +51,9 @@ def display_radar_plot(
 ) -> None:
     """Vertex draws a radar of summary metrics per run; we draw the same comparison as bars
     (one per run and metric, with std or interval), which read more exactly than a radar."""
-    from .. import display
-
     display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=metrics)
 
 
 def display_bar_plot(eval_results_with_title: Sequence[tuple[str, Any]], metric: str) -> None:
     """One metric across runs as bars (mean score, or win rate for a pairwise metric)."""
-    from .. import display
-
     display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=[metric])

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .parse import ParseError, _require_text, extract_json
+from ...parse import ParseError, extract_json, require_text
 
 __all__ = [
     "RATINGS",
@@ -76,7 +76,7 @@ def parse_rubrics(text: str) -> RubricList:
     list, fenced or not, with near-JSON repaired (the Vertex prompt itself shows trailing
     commas, which judges copy). Empty questions are dropped; no questions is an error.
     """
-    raw = _require_text(text)
+    raw = require_text(text)
     value = extract_json(raw)
     extra: dict[str, Any] = {}
     if isinstance(value, dict):
@@ -174,7 +174,7 @@ def _verdicts_in(text: str) -> list[QuestionVerdict]:
 
 def parse_rubric_score(text: str) -> tuple[int, int] | None:
     """``(k, n)`` from the last ``[[Rubric Score: k/n]]``, or None when there is none."""
-    raw = _require_text(text)
+    raw = require_text(text)
     matches = list(_RUBRIC_SCORE.finditer(raw))
     if not matches:
         return None
@@ -186,7 +186,7 @@ def parse_rubric_score(text: str) -> tuple[int, int] | None:
 
 def parse_pointwise(text: str) -> PointwiseRubricResult:
     """Verdicts from a pointwise critique in Vertex's ``<question>`` block format."""
-    raw = _require_text(text)
+    raw = require_text(text)
     verdicts = _verdicts_in(raw)
     if not verdicts:
         raise ParseError(
@@ -217,7 +217,7 @@ def parse_sxs_rating(text: str) -> Rating:
 
     ``<`` and ``<<`` are read by flipping sides (``A < B`` is ``B > A``).
     """
-    raw = _require_text(text)
+    raw = require_text(text)
     matches = list(_SXS.finditer(raw))
     if not matches:
         raise ParseError(
@@ -258,7 +258,7 @@ class PairwiseRubricResult:
 
 def parse_pairwise(text: str) -> PairwiseRubricResult:
     """Sections ``[[Response A Answers:]]`` / ``[[Response B Answers:]]`` and the SxS rating."""
-    raw = _require_text(text)
+    raw = require_text(text)
     rating = parse_sxs_rating(raw)
     markers = list(_SECTION.finditer(raw))
     ends = [m.start() for m in markers[1:]]

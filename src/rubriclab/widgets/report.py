@@ -16,11 +16,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import atomic_write_text
-from .judges.clean import clean_text
+from ..files import atomic_write_text
+from ..judges.clean import clean_text
+from ._cells import case_payload
+from ._charts import chart_data
+from ._source import as_source
+from ._static.case import case_html
+from ._static.common import fmt_score
+from ._static.rubric import rubric_html
+from ._static.table import table_html
+from ._svg import charts_html
 
 if TYPE_CHECKING:
-    from .result import EvalResult
+    from ..result import EvalResult
 
 __all__ = ["CSP", "report_html", "write_report_html"]
 
@@ -113,12 +121,6 @@ def write_report_html(
 
 
 def _section(name: str, anchor: str, result: EvalResult, max_rows: int, max_cases: int) -> str:
-    from .widgets._cells import case_payload
-    from .widgets._charts import chart_data
-    from .widgets._source import as_source
-    from .widgets._static import case_html, fmt_score, rubric_html, table_html
-    from .widgets._svg import charts_html
-
     source = as_source(result)
     n = len(source.table)
     out = [f'<section id="{anchor}"><h2>{_esc(name)}</h2>']

@@ -1,7 +1,8 @@
 """Showing results in a notebook: the live views in a kernel, static text and HTML elsewhere.
 
-``EvalResult._repr_mimebundle_`` calls :func:`result_mimebundle`, so a result at the end of a
-cell shows as its table; the bundle always carries deterministic ``text/plain`` and escaped
+``EvalResult._repr_mimebundle_`` calls :func:`result_mimebundle` (through the results layer's
+presentation hook, :mod:`rubriclab.widgets.presentation`), so a result at the end of a cell
+shows as its table; the bundle always carries deterministic ``text/plain`` and escaped
 ``text/html`` so nbval, GitHub, nbviewer and exported HTML read the same thing.
 """
 
@@ -12,6 +13,16 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from ..columns import ERROR, field_of
+from ._assets import BundleMissingError
+from ._source import as_source
+from ._static.common import esc, fmt_rate, fmt_score, fmt_std
+from ._static.table import table_html, table_text
+from ._svg import runs_svg
+from .explanation import Explanation
+from .pairwise_view import PairwiseView
+from .result_table import ResultTable
 
 __all__ = [
     "display_eval_result",
@@ -41,13 +52,7 @@ def result_mimebundle(
     result: Any, title: str | None = None, metrics: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """The MIME bundle for a result: live ``ResultTable`` in a kernel plus static forms."""
-    from .widgets._assets import BundleMissingError
-    from .widgets._source import as_source
-    from .widgets._static import table_html, table_text
-
     if _in_kernel():
-        from .widgets import ResultTable
-
         try:
             data, _meta = ResultTable(result, title=title, metrics=metrics)._repr_mimebundle_()
         except BundleMissingError as exc:
@@ -91,9 +96,6 @@ def explanation_views(
 ) -> list[Any]:
     """One ``Explanation`` per case for the first ``num`` rows, or for the row positions in
     ``rows`` (pairwise metrics get a ``PairwiseView`` when asked for alone)."""
-    from .widgets import Explanation, PairwiseView
-    from .widgets._source import as_source
-
     if num < 1:
         raise ValueError(f"num must be at least 1, got {num}")
     source = as_source(result, metrics)
@@ -128,10 +130,6 @@ def runs_mimebundle(
     results_with_title: Sequence[tuple[str, Any]], metrics: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """Runs compared as text and as an inline SVG bar chart (mean or win rate per metric)."""
-    from .widgets._source import as_source
-    from .widgets._static import esc, fmt_rate, fmt_score, fmt_std
-    from .widgets._svg import runs_svg
-
     if not results_with_title:
         raise ValueError("give at least one (title, result) pair to compare")
     runs = []
@@ -185,8 +183,6 @@ class _LiveRun:
         self._lock = threading.Lock()
         if _in_kernel():
             import pandas as pd
-
-            from .widgets import ResultTable
 
             self.view = ResultTable(pd.DataFrame({"prompt": pd.Series([], dtype=object)}))
             with self.view.hold_sync():  # rows come in `live` until the run frees the kernel
@@ -251,12 +247,12 @@ class _LiveRun:
         kept = f"the {self.done:,} finished rows" if self.done else "no finished rows"
         sys.stderr.write(
             f"\nrubriclab: run {state}; {kept} stay in the live table "
-            "(rubriclab.display.last_live_rows() returns them as a DataFrame).\n"
+            "(rubriclab.widgets.display.last_live_rows() returns them as a DataFrame).\n"
         )
 
 
 def _error_rows(part: Any) -> int:
-    cols = [c for c in part.columns if str(c).endswith("/error")]
+    cols = [c for c in part.columns if field_of(str(c)) == ERROR]
     if not cols:
         return 0
     flags = part[cols].apply(lambda col: col.map(lambda v: isinstance(v, str) and bool(v.strip())))

@@ -12,8 +12,8 @@ import pytest
 
 import rubriclab as rl
 from rubriclab.demo import run_demo
-from rubriclab.report import CSP, report_html
 from rubriclab.result import EvalResult, MetricInfo
+from rubriclab.widgets.report import CSP, report_html
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror="alert(1)">'
 

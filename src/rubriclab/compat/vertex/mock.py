@@ -1,7 +1,12 @@
 """Teach the offline mock judge Vertex's text formats, so the Vertex surface runs offline.
 
-Registered when :mod:`rubriclab.compat.vertex` is imported. It answers only prompts that ask
-for Vertex's formats (a ```json rubric with "questions", ``<question>`` blocks with
+Importing changes nothing: the Vertex layer teaches the mock these formats only while it sends
+a mock judge its own calls (:func:`mock_speaks_vertex`, used by ``EvalTask.evaluate`` and
+``RubricBasedMetric.generate_rubrics``), and the mock's registry is as it was once they end.
+To have a mock judge you call yourself (or the fake judge server in your process) answer in
+these formats, call :func:`teach_mock` (and :func:`forget_mock` to undo it).
+
+The responder answers only prompts that ask for Vertex's formats (a ```json rubric with "questions", ``<question>`` blocks with
 ``Verdict: [[YES]]``, or ``[[SxS Rating: ...]]``); everything else goes to the mock's usual
 answers. Every answer says it comes from the mock. Verdicts are a hash of the question and
 the response, so the same response gets the same verdict in either pairwise order.
@@ -12,13 +17,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from ..judges.mock import register_responder
-from ..judges.mockdata import LABEL, message_text
+from ...judges.mock import register_responder, unregister_responder
+from ...judges.mockdata import LABEL, message_text
 
-__all__ = ["vertex_responder"]
+if TYPE_CHECKING:
+    from ...judges import Judge
+
+__all__ = ["forget_mock", "mock_speaks_vertex", "teach_mock", "vertex_responder"]
 
 _NUMBERED = re.compile(r"^\s*(\d+)\.\s+(\S.*)$")
 _USER_PROMPT = re.compile(r"<user_prompt>\s*(.*?)\s*</user_prompt>", re.S)
@@ -123,4 +133,45 @@ def vertex_responder(messages: Sequence[Mapping[str, Any]], sample: int) -> str 
     return None
 
 
-register_responder(vertex_responder)
+_lock = threading.Lock()
+_in_flight = 0  # runs inside mock_speaks_vertex
+_taught = False  # teach_mock() was called: the responder stays after runs end
+
+
+def teach_mock() -> None:
+    """Make every mock judge in this process answer Vertex-format prompts in those formats,
+    until :func:`forget_mock`. Other prompts get the mock's usual answers."""
+    global _taught
+    with _lock:
+        _taught = True
+        register_responder(vertex_responder)
+
+
+def forget_mock() -> None:
+    """Undo :func:`teach_mock` (runs still in flight keep the formats until they end)."""
+    global _taught
+    with _lock:
+        _taught = False
+        if _in_flight == 0:
+            unregister_responder(vertex_responder)
+
+
+@contextmanager
+def mock_speaks_vertex(judge: Judge) -> Iterator[None]:
+    """While the block runs, a mock ``judge`` answers Vertex-format prompts in those formats;
+    afterwards the registry is as it was. Any other judge: nothing changes. Safe to nest and to
+    use from several threads at once."""
+    global _in_flight
+    if not judge.is_mock:
+        yield
+        return
+    with _lock:
+        _in_flight += 1
+        register_responder(vertex_responder)
+    try:
+        yield
+    finally:
+        with _lock:
+            _in_flight -= 1
+            if _in_flight == 0 and not _taught:
+                unregister_responder(vertex_responder)

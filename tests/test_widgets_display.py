@@ -1,10 +1,10 @@
-"""display.py: the MIME bundle EvalResult shows itself with, and the display functions."""
+"""widgets/display.py: the MIME bundle EvalResult shows itself with, and the display functions."""
 
 from __future__ import annotations
 
 import pytest
 
-from rubriclab import display
+from rubriclab.widgets import display
 from tests._view_data import XSS, pairwise_result, pointwise_result
 
 
@@ -97,3 +97,12 @@ def test_a_live_run_in_a_kernel_fills_one_table_and_ends_with_the_result(
     view = live_view()
     assert view.total == 12 and view.progress["state"] == "finished" and view.live is None  # type: ignore[attr-defined]
     assert view.summary[0]["metric"] == "support"  # type: ignore[attr-defined]
+
+
+def test_the_moved_display_module_is_still_rl_display() -> None:
+    """``rl.display.last_live_rows()`` (named by earlier versions' live-run message) still works
+    now that the module lives in ``rubriclab.widgets``."""
+    import rubriclab as rl
+
+    assert rl.display is display
+    assert rl.display.last_live_rows is display.last_live_rows

@@ -1,6 +1,6 @@
 """``utils`` of the Vertex surface: parsers that turn judge text into Vertex's result dicts.
 
-Same names, arguments and result keys as Vertex's, read with :mod:`rubriclab.parse_vertex` (which
+Same names, arguments and result keys as Vertex's, read with :mod:`.formats` (which
 is tolerant of the ways judges drift from the format). One deliberate difference: where Vertex
 returns a score of 0 (or an empty rubric) for text it cannot read, these return ``score: None``
 (``questions: None``) and say why under ``"error"``, so an unreadable answer is never counted as
@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..parse import ParseError
-from ..parse_vertex import (
+from ...parse import ParseError
+from ...rubric import Rubric
+from .formats import (
     RATINGS,
     PairwiseRubricResult,
     PointwiseRubricResult,
@@ -23,7 +24,7 @@ from ..parse_vertex import (
     parse_pointwise,
     parse_sxs_rating,
 )
-from ..parse_vertex import parse_rubrics as _parse_rubric_list
+from .formats import parse_rubrics as _parse_rubric_list
 
 __all__ = [
     "CHOICE_SENTENCES",
@@ -225,8 +226,6 @@ def format_rubrics(questions: Any) -> str:
     A list (or our :class:`~rubriclab.Rubric`) is numbered; text is used as written, so a
     hand-edited rubric string goes to the judge unchanged.
     """
-    from ..rubric import Rubric
-
     if isinstance(questions, Rubric):
         questions = [c.question for c in questions.criteria]
     if isinstance(questions, str):

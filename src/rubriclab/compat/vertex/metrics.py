@@ -1,101 +1,39 @@
 """Vertex's metric classes with the constructor parameters people already write.
 
-They only describe *what* is judged (templates, parsers, sampling); running them is
-:mod:`.vertex_run`'s job, on whichever judge ``rl.set_judge`` / ``RUBRICLAB_JUDGE`` names.
+They describe *what* is judged (templates, parsers, sampling); :mod:`.critique` runs them, on
+whichever judge ``rl.set_judge`` / ``RUBRICLAB_JUDGE`` names. The one thing a metric runs
+itself is Vertex's ``RubricBasedMetric.generate_rubrics`` (through :mod:`.generation`).
 Templates are checked when a metric is built, so a stray brace fails at the line that made it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
-from ..templates import brace_placeholders
-from . import vertex_prompts, vertex_utils
+from ...runner import run_sync
+from ...templates import brace_placeholders
+from . import prompts, utils
+from .calls import judge_for
+from .classic import parse_pairwise_choice_result, parse_pointwise_score_result
+from .config import AutoraterConfig, CritiqueParser, CustomOutputConfig, RubricGenerationConfig
+from .generation import add_rubrics
 
 if TYPE_CHECKING:
-    from ..judges import Judge
+    from ...judges import Judge
 
 __all__ = [
-    "AutoraterConfig",
-    "CustomOutputConfig",
+    "CritiqueMetric",
     "PairwiseMetric",
     "PointwiseMetric",
     "PredefinedRubricMetrics",
     "RubricBasedMetric",
-    "RubricGenerationConfig",
 ]
 
-#: parses the list of raw judge outputs of one row (one per sample) into result columns
-CritiqueParser = Callable[[list[str]], Mapping[str, Any]]
-#: parses one rubric-generation reply into ``{"questions": [...], **extra columns}`` (or a list)
-RubricParser = Callable[[str], Any]
 
-
-@dataclass(frozen=True)
-class AutoraterConfig:
-    """How the judge is asked: samples per row, both orders for pairwise, which judge.
-
-    ``autorater_model`` is a judge spec or :class:`~rubriclab.Judge` (default: the session
-    judge). ``flip_enabled`` (our default True) also asks with A and B swapped and keeps a
-    winner only when both orders agree; set False for Vertex's single order.
-    """
-
-    sampling_count: int = 1
-    flip_enabled: bool = True
-    autorater_model: Judge | str | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.sampling_count, int) or not 1 <= self.sampling_count <= 32:
-            raise ValueError(
-                f"AutoraterConfig: sampling_count must be an integer 1-32, "
-                f"got {self.sampling_count!r}"
-            )
-
-
-@dataclass(frozen=True)
-class CustomOutputConfig:
-    """``parsing_fn(raw_outputs: list[str]) -> dict``: each key becomes a ``{metric}/key`` column.
-
-    ``return_raw_output`` adds ``{metric}/raw_outputs`` (the judge's texts) to the table.
-    """
-
-    return_raw_output: bool = False
-    parsing_fn: CritiqueParser | None = None
-
-    def __post_init__(self) -> None:
-        if self.parsing_fn is not None and not callable(self.parsing_fn):
-            raise TypeError("CustomOutputConfig: parsing_fn must be a function of list[str]")
-
-
-@dataclass(frozen=True)
-class RubricGenerationConfig:
-    """A ``{placeholder}`` prompt that asks for rubric questions, the judge, and the parser.
-
-    ``model`` is a judge spec or :class:`~rubriclab.Judge` (Vertex: a Gemini model); None uses
-    the session judge. ``parsing_fn`` defaults to :func:`vertex_utils.parse_rubrics`.
-    """
-
-    prompt_template: str
-    model: Judge | str | None = None
-    parsing_fn: RubricParser | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.prompt_template, str) or not self.prompt_template.strip():
-            raise ValueError("RubricGenerationConfig: prompt_template must be non-empty text")
-        brace_placeholders(self.prompt_template, name="rubric generation prompt_template")
-        if self.parsing_fn is not None and not callable(self.parsing_fn):
-            raise TypeError("RubricGenerationConfig: parsing_fn must be a function of str")
-
-    @property
-    def parser(self) -> RubricParser:
-        return self.parsing_fn or vertex_utils.parse_rubrics
-
-
-class _CritiqueMetric:
+class CritiqueMetric:
     """Shared by pointwise and pairwise metrics: a name, a template and how to read answers."""
 
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pointwise"
@@ -132,7 +70,7 @@ class _CritiqueMetric:
         return self._default_parse
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        return vertex_utils.parse_pointwise_rubric_result(texts)
+        return utils.parse_pointwise_rubric_result(texts)
 
     @property
     def return_raw_output(self) -> bool:
@@ -143,7 +81,7 @@ class _CritiqueMetric:
         return f"{type(self).__name__}(metric={self.metric_name!r})"
 
 
-class PointwiseMetric(_CritiqueMetric):
+class PointwiseMetric(CritiqueMetric):
     """One response judged per row. The default parser reads Vertex's ``<question>`` blocks;
     an answer without them, to a template without ``{rubrics}``, is read as Vertex's classic
     metric (a score and an explanation)."""
@@ -151,18 +89,16 @@ class PointwiseMetric(_CritiqueMetric):
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pointwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        result = vertex_utils.parse_pointwise_rubric_result(texts)
+        result = utils.parse_pointwise_rubric_result(texts)
         if result.get("error") is None or "rubrics" in self.placeholders:
             return result
-        from .vertex_classic import parse_pointwise_score_result  # no verdicts: a classic metric?
-
         classic = parse_pointwise_score_result(texts)
         if classic.get("error") is None:
             return classic
         return {**result, "error": f"{result['error']}; nor a classic 'Score: N' answer"}
 
 
-class PairwiseMetric(_CritiqueMetric):
+class PairwiseMetric(CritiqueMetric):
     """Candidate (``response``) vs ``baseline_model_response`` per row.
 
     ``baseline_model`` (a judge spec, Judge or function of the prompt) writes the baseline
@@ -172,11 +108,9 @@ class PairwiseMetric(_CritiqueMetric):
     kind: ClassVar[Literal["pointwise", "pairwise"]] = "pairwise"
 
     def _default_parse(self, texts: list[str]) -> Mapping[str, Any]:
-        result = vertex_utils.parse_pairwise_rubric_result(texts)
+        result = utils.parse_pairwise_rubric_result(texts)
         if result.get("error") is None or "rubrics" in self.placeholders:
             return result
-        from .vertex_classic import parse_pairwise_choice_result  # classic: CANDIDATE/BASELINE/TIE
-
         classic = parse_pairwise_choice_result(texts)
         if classic.get("error") is None:
             return classic
@@ -238,17 +172,16 @@ class RubricBasedMetric:
         A row whose generation failed keeps ``rubrics`` empty and says why in
         ``rubric_generation_error``; ``rubric_generation_raw_output`` keeps the judge's text.
         """
-        from ..runner import run_sync
-
         return run_sync(self.agenerate_rubrics(eval_dataset, judge=judge))
 
     async def agenerate_rubrics(
         self, eval_dataset: pd.DataFrame, *, judge: Judge | str | None = None
     ) -> pd.DataFrame:
-        from .vertex_run import add_rubrics, pick_judge
-
         frame, _ = await add_rubrics(
-            self, eval_dataset, pick_judge(self.generation_config.model, judge)
+            self.generation_config,
+            self.metric_name,
+            eval_dataset,
+            judge_for(self.generation_config.model, judge),
         )
         return frame
 
@@ -260,26 +193,26 @@ class RubricBasedMetric:
 
 
 def _predefined(key: str, pairwise: bool) -> RubricBasedMetric:
-    prompts = vertex_prompts.PromptSet.for_metric(key)
+    prompt_set = prompts.PromptSet.for_metric(key)
     defaults = {"description": "(no description was written)"}
     output = CustomOutputConfig(return_raw_output=True)
     critique: PointwiseMetric | PairwiseMetric
     if pairwise:
         critique = PairwiseMetric(
             metric=f"pairwise_rb_{key}",
-            metric_prompt_template=prompts.pairwise,
+            metric_prompt_template=prompt_set.pairwise,
             custom_output_config=output,
             template_defaults=defaults,
         )
     else:
         critique = PointwiseMetric(
             metric=f"rb_{key}",
-            metric_prompt_template=prompts.pointwise,
+            metric_prompt_template=prompt_set.pointwise,
             custom_output_config=output,
             template_defaults=defaults,
         )
     return RubricBasedMetric(
-        generation_config=RubricGenerationConfig(prompt_template=prompts.generation),
+        generation_config=RubricGenerationConfig(prompt_template=prompt_set.generation),
         critique_metric=critique,
     )
 

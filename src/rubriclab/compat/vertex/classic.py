@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..parse import ParseError, extract_json
+from ...parse import ParseError, extract_json
 
 __all__ = ["CHOICES", "parse_pairwise_choice_result", "parse_pointwise_score_result"]
 

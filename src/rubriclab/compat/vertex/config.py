@@ -1,0 +1,91 @@
+"""Vertex's configuration objects: how the judge is asked, custom parsing, rubric generation.
+
+Plain descriptions, checked when built; :mod:`.metrics` holds them and :mod:`.generation` and
+:mod:`.critique` act on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...templates import brace_placeholders
+from . import utils
+
+if TYPE_CHECKING:
+    from ...judges import Judge
+
+__all__ = [
+    "AutoraterConfig",
+    "CritiqueParser",
+    "CustomOutputConfig",
+    "RubricGenerationConfig",
+    "RubricParser",
+]
+
+
+#: parses the list of raw judge outputs of one row (one per sample) into result columns
+CritiqueParser = Callable[[list[str]], Mapping[str, Any]]
+#: parses one rubric-generation reply into ``{"questions": [...], **extra columns}`` (or a list)
+RubricParser = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class AutoraterConfig:
+    """How the judge is asked: samples per row, both orders for pairwise, which judge.
+
+    ``autorater_model`` is a judge spec or :class:`~rubriclab.Judge` (default: the session
+    judge). ``flip_enabled`` (our default True) also asks with A and B swapped and keeps a
+    winner only when both orders agree; set False for Vertex's single order.
+    """
+
+    sampling_count: int = 1
+    flip_enabled: bool = True
+    autorater_model: Judge | str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sampling_count, int) or not 1 <= self.sampling_count <= 32:
+            raise ValueError(
+                f"AutoraterConfig: sampling_count must be an integer 1-32, "
+                f"got {self.sampling_count!r}"
+            )
+
+
+@dataclass(frozen=True)
+class CustomOutputConfig:
+    """``parsing_fn(raw_outputs: list[str]) -> dict``: each key becomes a ``{metric}/key`` column.
+
+    ``return_raw_output`` adds ``{metric}/raw_outputs`` (the judge's texts) to the table.
+    """
+
+    return_raw_output: bool = False
+    parsing_fn: CritiqueParser | None = None
+
+    def __post_init__(self) -> None:
+        if self.parsing_fn is not None and not callable(self.parsing_fn):
+            raise TypeError("CustomOutputConfig: parsing_fn must be a function of list[str]")
+
+
+@dataclass(frozen=True)
+class RubricGenerationConfig:
+    """A ``{placeholder}`` prompt that asks for rubric questions, the judge, and the parser.
+
+    ``model`` is a judge spec or :class:`~rubriclab.Judge` (Vertex: a Gemini model); None uses
+    the session judge. ``parsing_fn`` defaults to :func:`utils.parse_rubrics`.
+    """
+
+    prompt_template: str
+    model: Judge | str | None = None
+    parsing_fn: RubricParser | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt_template, str) or not self.prompt_template.strip():
+            raise ValueError("RubricGenerationConfig: prompt_template must be non-empty text")
+        brace_placeholders(self.prompt_template, name="rubric generation prompt_template")
+        if self.parsing_fn is not None and not callable(self.parsing_fn):
+            raise TypeError("RubricGenerationConfig: parsing_fn must be a function of str")
+
+    @property
+    def parser(self) -> RubricParser:
+        return self.parsing_fn or utils.parse_rubrics

@@ -1,0 +1,23 @@
+"""The views' side of the results layer's one hook (:class:`rubriclab.result.Presentation`).
+
+``rubriclab.result.PRESENTATION`` names this module: a result shown at the end of a cell, a
+comparison's HTML, the report attached to an MLflow run and a live ``evaluate(display=True)``
+all come through here, so the results layer reaches the views by this one name and never
+imports them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .comparison_view import comparison_mimebundle
+from .display import live_evaluate, result_mimebundle
+from .report import report_html
+
+__all__ = ["comparison_mimebundle", "live_evaluate", "report_html", "result_mimebundle"]
+
+if TYPE_CHECKING:  # mypy checks that this module is a Presentation
+    from .. import result as _result
+    from . import presentation as _this
+
+    _checked: _result.Presentation = _this
