@@ -57,7 +57,8 @@ def _rendered(url: str, rows: int) -> list[Any]:
     """The exact requests evaluate sends, rendered up front (outside the timed part)."""
     import rubriclab as rl
     from rubriclab import schemas
-    from rubriclab.critique import _messages, _variables, template_for
+    from rubriclab.ask import user_messages
+    from rubriclab.critique import critique_variables, template_for
     from rubriclab.data import to_cases
     from rubriclab.judges import Request
 
@@ -65,7 +66,7 @@ def _rendered(url: str, rows: int) -> list[Any]:
     fmt = schemas.response_format("bench_critique", schemas.checklist_schema(rubric))
     tpl = template_for("critique_checklist")
     return [
-        Request(_messages(tpl.render(_variables(c, rubric)), c), response_format=fmt)
+        Request(user_messages(tpl.render(critique_variables(c, rubric)), c), response_format=fmt)
         for c in to_cases(frame(rows))
     ]
 

@@ -25,7 +25,7 @@ from typing import Any
 from rubriclab import Rubric
 from rubriclab import templates as current
 from rubriclab.data import Case
-from rubriclab.template_metric import DEFAULT_PROMPT_TEMPLATE
+from rubriclab.metrics.template import DEFAULT_PROMPT_TEMPLATE
 from rubriclab.traces import example_trace
 
 QUESTIONS = [

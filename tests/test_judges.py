@@ -101,6 +101,37 @@ def test_default_judge_from_set_judge_or_environment(monkeypatch: pytest.MonkeyP
     assert get_judge("mock:x").model == "x"
 
 
+def test_get_judge_refuses_anything_but_a_judge_a_spec_or_none() -> None:
+    for wrong in (42, ["mock"], object()):
+        with pytest.raises(TypeError, match=r"judge must be a Judge or a spec string like 'mock'"):
+            get_judge(wrong)  # type: ignore[arg-type]
+
+
+def test_every_entry_point_resolves_its_judge_through_get_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """evaluate, generate_rubrics and the streamed run take the same judge arguments and say
+    the same thing about a wrong one: there is one resolver."""
+    import pandas as pd
+
+    import rubriclab as rl
+
+    df = pd.DataFrame({"prompt": ["Capital of France?"], "response": ["Paris."]})
+    metric = rl.metrics.TEXT_QUALITY
+    for run in (
+        lambda judge: rl.evaluate(df, [metric], judge=judge),
+        lambda judge: rl.generate_rubrics(df, metric, judge=judge),
+    ):
+        with pytest.raises(TypeError, match=r"judge must be a Judge or a spec string like 'mock'"):
+            run(42)
+        with pytest.raises(JudgeConfigError, match="RUBRICLAB_JUDGE"):
+            run(None)  # no default yet: the same message as get_judge()
+        monkeypatch.setenv("RUBRICLAB_JUDGE", f"mock:from-env-{id(run)}")
+        run(None)
+        assert get_judge().last_run.calls >= 1  # the environment's judge made the calls
+        monkeypatch.delenv("RUBRICLAB_JUDGE")
+
+
 # -- what goes over the wire ------------------------------------------------------------------
 
 

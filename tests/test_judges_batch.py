@@ -17,7 +17,7 @@ import pytest
 import rubriclab as rl
 from rubriclab.judges import JudgeConfigError
 from rubriclab.judges.batch import BatchError, split_lines
-from rubriclab.pricing import cost_of
+from rubriclab.judges.pricing import PRICES, cost_of
 from rubriclab.testing.batch_server import FakeBatchServer, ManualClock
 
 PROMPTS = [f"Rate answer {i}: the capital of France is Paris." for i in range(7)]
@@ -82,7 +82,7 @@ def test_batch_run_answers_in_order_at_batch_prices(
     assert batch.lines[0]["body"]["model"] == "gpt-4o-mini"
     # half the interactive price
     r = replies[0]
-    assert r.cost == pytest.approx(cost_of(r.usage, "gpt-4o-mini", rl.pricing.PRICES) / 2)
+    assert r.cost == pytest.approx(cost_of(r.usage, "gpt-4o-mini", PRICES) / 2)
     # a second run of the same prompts is answered from the cache: no new batch
     again = j.map(PROMPTS, progress=False)
     assert [a.text for a in again] == [r.text for r in replies[:7]]

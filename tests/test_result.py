@@ -134,7 +134,7 @@ def test_results_reach_the_views_only_through_the_presentation_hook(
     assert rl.compare(result, result)._repr_mimebundle_() == {"text/plain": "compared ('A', 'B')"}
     # importing and using the results layer loads no view module
     code = (
-        "import sys, rubriclab.result, rubriclab.comparison, rubriclab.result.mlflow, rubriclab.evaluate\n"
+        "import sys, rubriclab.result, rubriclab.comparison, rubriclab.result.mlflow, rubriclab.evaluation\n"
         "print(sorted(m for m in sys.modules if m.startswith('rubriclab.widgets')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

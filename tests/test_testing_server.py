@@ -130,7 +130,8 @@ def test_bad_fault_rates_are_refused() -> None:
 
 
 def test_peak_in_flight_counts_concurrent_requests() -> None:
-    with FakeJudgeServer(latency=0.3) as server:
+    # the server answers none until all five are in flight: they overlap by construction
+    with FakeJudgeServer(hold_until=5) as server:
         threads = [threading.Thread(target=post, args=(server,)) for _ in range(5)]
         for t in threads:
             t.start()

@@ -8,8 +8,6 @@ modules (pandas, widgets) load only when a user touches them.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -34,8 +32,8 @@ _EXPORTS: dict[str, str] = {
     "set_judge": "judges",
     "get_judge": "judges",
     "generate_rubrics": "generate",
-    "evaluate": "evaluate",
-    "aevaluate": "evaluate",
+    "evaluate": "evaluation",
+    "aevaluate": "evaluation",
     "EvalResult": "result",
     "load_result": "result",
     "open_result": "result",
@@ -85,25 +83,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'rubriclab' has no attribute {name!r}")
 
 
-class _Package(types.ModuleType):
-    """Keeps a public function whose module has the same name (``rl.agreement`` from
-    ``agreement.py``, ``rl.evaluate`` from ``evaluate.py``) when that module is imported: the
-    import system would otherwise overwrite the package attribute with the submodule."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            isinstance(value, types.ModuleType)
-            and _EXPORTS.get(name) == name
-            and value.__name__ == f"{__name__}.{name}"
-            and hasattr(value, name)
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
 def __dir__() -> list[str]:
     return __all__
 
@@ -131,8 +110,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .calibration import pairwise_agreement as pairwise_agreement
     from .comparison import Comparison as Comparison
     from .comparison import compare as compare
-    from .evaluate import aevaluate as aevaluate
-    from .evaluate import evaluate as evaluate
+    from .evaluation import aevaluate as aevaluate
+    from .evaluation import evaluate as evaluate
     from .generate import generate_rubrics as generate_rubrics
     from .judges import Judge as Judge
     from .judges import Reply as Reply

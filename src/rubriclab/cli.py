@@ -279,7 +279,7 @@ def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate
+    from .evaluation import evaluate
     from .run_config import ConfigError, load_config
 
     config = load_config(args.config, allow_outside=args.allow_outside, allow_env=args.allow_env)

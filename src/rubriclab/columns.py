@@ -23,6 +23,7 @@ __all__ = [
     "CRITERIA",
     "ERROR",
     "FIELDS",
+    "FLOAT_FIELDS",
     "JUDGES",
     "LATENCY",
     "NESTED_FIELDS",
@@ -36,6 +37,7 @@ __all__ = [
     "SCORE",
     "SWAP_CONSISTENT",
     "TOKENS",
+    "USAGE_FIELDS",
     "VERDICT",
     "col",
     "field_of",
@@ -83,6 +85,10 @@ PAIRWISE_FIELDS: Final = (
     CANDIDATE_SCORE,
     BASELINE_SCORE,
 )
+#: what a row's judge calls cost, in table order after the outcome fields
+USAGE_FIELDS: Final = (TOKENS, LATENCY, ATTEMPTS)
+#: fields held as floats (NaN when the row has none)
+FLOAT_FIELDS: Final = (SCORE, CANDIDATE_SCORE, BASELINE_SCORE)
 #: fields whose cells may hold lists or dicts (JSON text in Parquet, nested JSON in JSONL)
 NESTED_FIELDS: Final = (CRITERIA, CANDIDATE_CRITERIA, BASELINE_CRITERIA, RAW_OUTPUT, RUBRIC, JUDGES)
 

@@ -9,24 +9,31 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import schemas
+from .ask import Ask, InvalidAnswer, ask_all, user_messages
 from .judges.base import CallTally
 from .judges.media import MediaError
-from .parse import ParseError, extract_json
+from .parse import extract_json
 from .rubric import Criterion, Rubric
-from .scoring import Score, ScoreError, coerce_level, score
+from .scoring import Score, coerce_level, score
 from .templates import Template, TemplateError, builtin_names, compile_template, load_builtin
 
 if TYPE_CHECKING:
     from .data import Case
     from .judges import Judge, Reply
-    from .metrics import RubricMetric
 
-__all__ = ["CHOICE_LABELS", "Outcome", "critique_pairwise", "critique_pointwise"]
+__all__ = [
+    "CHOICE_LABELS",
+    "CritiqueOptions",
+    "Outcome",
+    "critique_pairwise",
+    "critique_pointwise",
+    "critique_variables",
+]
 
 #: pairwise score (candidate's side) -> label shown in tables
 CHOICE_LABELS: dict[float, str] = {
@@ -38,10 +45,22 @@ CHOICE_LABELS: dict[float, str] = {
 }
 _CHOICE_VALUE = dict(zip(schemas.PAIRWISE_CHOICES, (1.0, 0.5, 0.0, -0.5, -1.0), strict=True))
 
-REASK_MESSAGE = (
-    "Your answer could not be used: {reason}. Answer again with JSON only, in exactly the shape "
-    "asked for, with an entry for every id."
-)
+
+class CritiqueOptions(Protocol):
+    """What a critique reads from its metric (a rubric metric has all of these)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def template(self) -> str | None: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def reask(self) -> int: ...
+    @property
+    def max_prompt_chars(self) -> int: ...
+    @property
+    def render_timeout(self) -> float: ...
 
 
 @dataclass
@@ -68,10 +87,6 @@ class Outcome:
             self.usage.add(reply)
 
 
-class _Invalid(Exception):
-    """A judge answer that parsed but does not fit the rubric (missing id, bad level...)."""
-
-
 def template_for(name_or_source: str) -> Template:
     """A built-in prompt by name, or a user's template source compiled once (in the sandbox)."""
     if name_or_source in _builtin_set():
@@ -87,19 +102,7 @@ def _builtin_set() -> frozenset[str]:
 # -- building requests -------------------------------------------------------------------------------
 
 
-def _content(text: str, case: Case) -> str | list[dict[str, Any]]:
-    if not case.media:
-        return text
-    from .judges import image_part
-
-    return [{"type": "text", "text": text}, *(image_part(m.source) for m in case.media)]
-
-
-def _messages(text: str, case: Case) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": _content(text, case)}]
-
-
-def _template_for(metric: RubricMetric, rubric: Rubric, pairwise: bool) -> str:
+def _template_for(metric: CritiqueOptions, rubric: Rubric, pairwise: bool) -> str:
     if metric.template:
         return metric.template
     if pairwise:
@@ -107,7 +110,8 @@ def _template_for(metric: RubricMetric, rubric: Rubric, pairwise: bool) -> str:
     return "critique_checklist" if rubric.is_checklist else "critique_analytic"
 
 
-def _variables(case: Case, rubric: Rubric) -> dict[str, Any]:
+def critique_variables(case: Case, rubric: Rubric) -> dict[str, Any]:
+    """What a critique template sees: the case's fields, the rubric and its criteria."""
     variables = case.variables()
     variables["criteria"] = rubric.criteria
     variables["rubric"] = rubric
@@ -121,7 +125,7 @@ def _variables(case: Case, rubric: Rubric) -> dict[str, Any]:
 def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
     """The per-id entries of a judge answer, checked against the rubric's ids."""
     if not isinstance(data, Mapping):
-        raise _Invalid("the answer is not a JSON object")
+        raise InvalidAnswer("the answer is not a JSON object")
     block = data.get(key)
     if block is None and all(name in data for name in rubric.names):
         block = data  # a judge that dropped the wrapper key
@@ -132,14 +136,14 @@ def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
                 item_id = str(item.get("id", item.get("name")))
                 if item_id in by_id and by_id[item_id] != item:
                     # last-one-wins would pick a verdict at random: ask again instead
-                    raise _Invalid(f"{item_id} is answered twice with different verdicts")
+                    raise InvalidAnswer(f"{item_id} is answered twice with different verdicts")
                 by_id[item_id] = item
         block = by_id
     if not isinstance(block, Mapping):
-        raise _Invalid(f"no '{key}' object with an entry per id")
+        raise InvalidAnswer(f"no '{key}' object with an entry per id")
     missing = [n for n in rubric.names if n not in block]
     if missing:
-        raise _Invalid(f"missing criteria: {', '.join(missing)}")
+        raise InvalidAnswer(f"missing criteria: {', '.join(missing)}")
     return {n: block[n] for n in rubric.names}
 
 
@@ -157,10 +161,10 @@ def _level_of(criterion: Criterion, entry: Any, *keys: str) -> int:
     if isinstance(entry, Mapping):
         value = next((entry[k] for k in keys if k in entry), None)
         if value is None:
-            raise _Invalid(f"{criterion.name}: no {' or '.join(keys)} given")
+            raise InvalidAnswer(f"{criterion.name}: no {' or '.join(keys)} given")
     level = coerce_level(criterion, value)
     if isinstance(level, str):
-        raise _Invalid(level)
+        raise InvalidAnswer(level)
     return level
 
 
@@ -205,7 +209,7 @@ def _read_pointwise(text: str, rubric: Rubric) -> _Pointwise:
         entry = entries[c.name]
         try:
             level = _level_of(c, entry, "verdict", "level", "score", "answer")
-        except _Invalid as exc:
+        except InvalidAnswer as exc:
             problems.append(str(exc))
             continue
         levels[c.name] = level
@@ -213,7 +217,7 @@ def _read_pointwise(text: str, rubric: Rubric) -> _Pointwise:
         reasoning = _text_of(entry, "reasoning", "rationale", "explanation")
         rows.append(_criterion_row(c, level, evidence, reasoning))
     if problems:
-        raise _Invalid("; ".join(problems))
+        raise InvalidAnswer("; ".join(problems))
     rationale = _text_of(data, "rationale", "explanation", "summary")
     return _Pointwise(levels, rows, rationale)
 
@@ -264,7 +268,7 @@ def _read_pairwise(text: str, rubric: Rubric) -> _PairwiseRead:
             f"overall choice {raw_choice!r} is not one of {list(schemas.PAIRWISE_CHOICES)}"
         )
     if problems:
-        raise _Invalid("; ".join(problems))
+        raise InvalidAnswer("; ".join(problems))
     assert choice is not None
     return _PairwiseRead(winners, a, b, evidence, choice, _text_of(overall, "reasoning"))
 
@@ -282,160 +286,19 @@ def _choice_value(raw: Any) -> float | None:
     return aliases.get(text.replace(" ", ""))
 
 
-# -- the call loop with re-asking --------------------------------------------------------------------
-
-
-@dataclass
-class _Job:
-    """One judge request and how to read its answer; re-asked on a parse failure."""
-
-    messages: list[dict[str, Any]]
-    response_format: dict[str, Any]
-    sample: int
-    read: Callable[[str], Any]
-    replies: list[Reply] = field(default_factory=list)
-    parsed: Any = None
-    error: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-    """Extra request fields for the next ask (a larger ``max_tokens`` after a cut-off)."""
-
-    @property
-    def raw(self) -> str | None:
-        texts = [r.text for r in self.replies if r.text is not None]
-        return texts[-1] if texts else (self._error_body())
-
-    def _error_body(self) -> str | None:
-        for r in reversed(self.replies):
-            if r.error is not None and getattr(r.error, "raw", None):
-                return str(r.error.raw)
-        return None
-
-
-async def _run_jobs(
-    jobs: Iterable[_Job],
-    judge: Judge,
-    reask: int,
-    desc: str,
-    *,
-    total: int | None = None,
-    done: Callable[[_Job], None] | None = None,
-) -> None:
-    """Ask every job, read each answer as it arrives, then re-ask what could not be used.
-
-    ``jobs`` may be lazy (a generator that renders each prompt when the engine asks for the
-    next request): the first calls then leave before the rest are built, and answers are
-    parsed and scored while later calls are in flight. ``done(job)`` is called as a job is
-    settled (read, or failed for good); a job still unreadable after the last re-ask is
-    left to the caller.
-    """
-    from .judges import Request
-
-    taken: list[_Job] = []
-    history: dict[int, list[dict[str, Any]]] = {}  # the conversation of a re-asked job
-    retry: list[_Job] = []
-
-    def request(job: _Job) -> Request:
-        messages = history.get(id(job), job.messages)
-        return Request(
-            messages, response_format=job.response_format, sample=job.sample, params=job.params
-        )
-
-    def requests() -> Iterator[Request]:
-        for job in jobs:
-            taken.append(job)
-            yield request(job)
-
-    def answered(k: int, reply: Reply) -> None:
-        job = taken[k]
-        if _take(job, reply, judge, history, retry) and done is not None:
-            done(job)
-
-    if total is None and isinstance(jobs, Sized):
-        total = len(jobs)
-    await judge.amap(requests(), desc=desc, on_reply=answered, total=total)
-    for _ in range(reask):
-        pending, retry = retry, []
-        if not pending:
-            return
-        label = f"{desc} (re-asking {len(pending)})"
-        replies = await judge.amap([request(j) for j in pending], desc=label)
-        for job, reply in zip(pending, replies, strict=True):
-            if _take(job, reply, judge, history, retry) and done is not None:
-                done(job)
-
-
-def _take(
-    job: _Job,
-    reply: Reply,
-    judge: Judge,
-    history: dict[int, list[dict[str, Any]]],
-    retry: list[_Job],
-) -> bool:
-    """Record ``reply`` on ``job``: parsed, a final error, or queued to be asked again
-    (False)."""
-    job.replies.append(reply)
-    if reply.error is not None:
-        failed = f"judge call failed: {reply.error}"
-        cut = job.error if job.error and job.error.startswith(_CUT_OFF) else None
-        job.error = f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
-        return True  # the engine already retried transport errors; do not re-ask
-    if reply.finish_reason == "length":
-        # a cut-off answer is never scored, however much of it parses: ask the same
-        # question again with room to finish (the cut text stays as the raw output)
-        job.error = _cut_off_message(reply, judge, job.params)
-        job.params = {**job.params, "max_tokens": _larger_max_tokens(reply, judge, job.params)}
-        retry.append(job)
-        return False
-    text = reply.text or ""
-    try:
-        job.parsed = job.read(text)
-        job.error = None
-        return True
-    except (ParseError, _Invalid, ScoreError) as exc:
-        reason = exc.args[0] if exc.args else type(exc).__name__
-        job.error = f"unreadable judge answer: {reason}"
-        history[id(job)] = [
-            *history.get(id(job), job.messages),
-            {"role": "assistant", "content": text},
-            {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
-        ]
-        retry.append(job)
-        return False
-
-
-_CUT_OFF = "judge answer cut off"
-
-
-def _cut_off_message(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> str:
-    limit = params.get("max_tokens", judge.max_tokens)
-    used = reply.usage.completion_tokens
-    where = f"max_tokens {limit}" if limit is not None else "max_tokens (the endpoint's limit)"
-    tokens = f" after {used} tokens" if used else ""
-    return (
-        f"{_CUT_OFF} at {where}{tokens} (finish_reason 'length'); raw text kept; "
-        "raise the judge's max_tokens or shorten what it is asked to write"
-    )
-
-
-def _larger_max_tokens(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> int:
-    """Twice the limit the answer hit (at least 1024 more), to re-ask a cut-off answer once."""
-    limit = params.get("max_tokens", judge.max_tokens) or reply.usage.completion_tokens or 1024
-    return int(max(2 * limit, limit + 1024))
-
-
 # -- the per-case driver shared by pointwise and pairwise -------------------------------------------
 
 
 async def _critique(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judge: Judge,
     *,
     missing: Sequence[str | None] | None,
     need_baseline: bool,
-    plan: Callable[[Case, Rubric], list[_Job]],
-    finish: Callable[[Sequence[_Job], Rubric], Outcome],
+    plan: Callable[[Case, Rubric], list[Ask]],
+    finish: Callable[[Sequence[Ask], Rubric], Outcome],
     desc: str,
     per_case: int,
 ) -> list[Outcome]:
@@ -445,16 +308,15 @@ async def _critique(
     (template error, over-long prompt) gets its error without any call.
     """
     outcomes: list[Outcome | None] = [None] * len(cases)
-    jobs: list[list[_Job]] = [[] for _ in cases]
+    jobs: list[list[Ask]] = [[] for _ in cases]
     why = [
         _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=need_baseline)
         for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True))
     ]
-
-    case_of: dict[int, int] = {}  # id(job) -> its case
+    case_of: dict[int, int] = {}  # id(ask) -> its case
     unsettled = [0] * len(cases)
 
-    def planned() -> Iterator[_Job]:
+    def planned() -> Iterator[Ask]:
         # rendered as the engine asks for the next request, so the first calls leave at once
         for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
             if why[i] or rubric is None:
@@ -470,7 +332,7 @@ async def _critique(
                 case_of[id(job)] = i
             yield from jobs[i]
 
-    def settled(job: _Job) -> None:
+    def settled(job: Ask) -> None:
         # a case is finished (scored) as its last answer arrives, while others are in flight
         i = case_of[id(job)]
         unsettled[i] -= 1
@@ -479,7 +341,7 @@ async def _critique(
             outcomes[i] = finish(jobs[i], rubric)
 
     judgeable = sum(1 for i, r in enumerate(rubrics) if not why[i] and r is not None)
-    await _run_jobs(
+    await ask_all(
         planned(), judge, metric.reask, desc=desc, total=judgeable * per_case, done=settled
     )
     out: list[Outcome] = []
@@ -512,7 +374,7 @@ class _Formats:
 async def critique_pointwise(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judge: Judge,
     *,
     missing: Sequence[str | None] | None = None,
@@ -521,23 +383,23 @@ async def critique_pointwise(
     checklist_formats = _Formats(f"{metric.name}_critique", schemas.checklist_schema)
     analytic_formats = _Formats(f"{metric.name}_critique", schemas.analytic_schema)
 
-    def plan(case: Case, rubric: Rubric) -> list[_Job]:
+    def plan(case: Case, rubric: Rubric) -> list[Ask]:
         template = _template_for(metric, rubric, pairwise=False)
         text = template_for(template).render(
-            _variables(case, rubric),
+            critique_variables(case, rubric),
             max_prompt_chars=metric.max_prompt_chars,
             render_timeout=metric.render_timeout,
         )
         checklist = template == "critique_checklist"
         fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
-        messages = _messages(text, case)
+        messages = user_messages(text, case)
 
         def read(raw: str) -> _Pointwise:
             result = _read_pointwise(raw, rubric)
             result.score = score(rubric, result.levels)  # validate now: a bad answer is re-asked
             return result
 
-        return [_Job(messages, fmt, s, read) for s in range(metric.samples)]
+        return [Ask(messages, fmt, s, read) for s in range(metric.samples)]
 
     return await _critique(
         cases,
@@ -553,7 +415,7 @@ async def critique_pointwise(
     )
 
 
-def _pointwise_outcome(jobs: Sequence[_Job], rubric: Rubric) -> Outcome:
+def _pointwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
     out = Outcome()
     out.account([r for j in jobs for r in j.replies])
     raws = [j.raw or "" for j in jobs]
@@ -614,7 +476,7 @@ def _unjudgeable(
 async def critique_pairwise(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judge: Judge,
     *,
     baselines: Sequence[str | None] | None = None,
@@ -628,7 +490,7 @@ async def critique_pairwise(
         ]
     formats = _Formats(f"{metric.name}_pairwise", schemas.pairwise_schema)
 
-    def plan(case: Case, rubric: Rubric) -> list[_Job]:
+    def plan(case: Case, rubric: Rubric) -> list[Ask]:
         template = template_for(_template_for(metric, rubric, pairwise=True))
 
         def read(raw: str) -> _PairwiseRead:
@@ -639,14 +501,14 @@ async def critique_pairwise(
             (case.response, case.baseline_model_response),
             (case.baseline_model_response, case.response),
         ):
-            variables = _variables(case, rubric)
+            variables = critique_variables(case, rubric)
             variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
             text = template.render(
                 variables,
                 max_prompt_chars=metric.max_prompt_chars,
                 render_timeout=metric.render_timeout,
             )
-            jobs.append(_Job(_messages(text, case), formats(rubric), 0, read))
+            jobs.append(Ask(user_messages(text, case), formats(rubric), 0, read))
         return jobs
 
     return await _critique(
@@ -673,7 +535,7 @@ _FLIP = {"A": "B", "B": "A", "tie": "tie"}
 _SIDE = {"A": "candidate", "B": "baseline", "tie": "tie"}
 
 
-def _pairwise_outcome(jobs: Sequence[_Job], rubric: Rubric) -> Outcome:
+def _pairwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
     out = Outcome()
     out.account([r for j in jobs for r in j.replies])
     out.raw_output = [j.raw or "" for j in jobs]

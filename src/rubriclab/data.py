@@ -22,7 +22,15 @@ import pandas as pd
 
 from .rubric import Rubric
 
-__all__ = ["Case", "DataError", "Media", "cases_to_frame", "to_cases", "to_frame"]
+__all__ = [
+    "Case",
+    "DataError",
+    "Media",
+    "cases_to_frame",
+    "rubric_cell",
+    "to_cases",
+    "to_frame",
+]
 
 #: the canonical fields a case has; a column mapping renames user columns onto these
 FIELDS = ("prompt", "response", "baseline_model_response", "reference", "context")
@@ -70,6 +78,9 @@ class Case:
     extra: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     """Why this row cannot be judged (e.g. no prompt); it becomes the row's error, no call made."""
+    bound: Mapping[str, Any] | None = None
+    """What a template metric binds instead of the row's fields (a trace adapter binds the raw
+    span or trace under ``input_span`` / ``input_trace``)."""
 
     def variables(self) -> dict[str, Any]:
         """What templates see: the canonical fields plus every other input column."""
@@ -177,7 +188,7 @@ def to_cases(
             for c in media_cols
             for m in _content(problems, no_media, _media, row.get(c), c, where, check_files)
         ]
-        rubric = _content(problems, None, _rubric, row.get(rubric_col), where, rubric_col)
+        rubric = _content(problems, None, rubric_cell, row.get(rubric_col), where, rubric_col)
         cases.append(
             Case(
                 id=str(label),
@@ -324,7 +335,9 @@ def _guess_mime(source: str) -> str | None:
     return guessed
 
 
-def _rubric(value: Any, where: str, column: str) -> Rubric | None:
+def rubric_cell(value: Any, where: str, column: str) -> Rubric | None:
+    """A rubric cell (Rubric, dict, list of questions, JSON or YAML text) as a Rubric; None
+    when empty. ``where`` ("row 3") and ``column`` name the cell in the error."""
     if _missing(value):
         return None
     if isinstance(value, Rubric):

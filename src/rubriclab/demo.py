@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import pandas as pd
 
+from .judges import get_judge
 from .rubric import Rubric
 
 if TYPE_CHECKING:
@@ -302,11 +303,10 @@ def run_demo(
 ) -> dict[str, EvalResult]:
     """Run the three workflows, print their summaries, and write an HTML report."""
     from . import metrics as m
-    from .evaluate import evaluate
-    from .generate import resolve_judge
+    from .evaluation import evaluate
 
     stream = out or sys.stdout
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     if judge_obj.is_mock:
         print(
             "Judge: MOCK (offline, deterministic; its verdicts are not real judgments)", file=stream

@@ -10,24 +10,59 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
 from . import schemas
-from .critique import _Job, _run_jobs
+from .ask import Ask, ask_all, user_messages
 from .data import Case, to_cases, to_frame
+from .judges import get_judge
 from .judges.base import CallTally
 from .judges.media import MediaError
+from .judges.sync import run_sync
 from .parse import ParseError
 from .rubric import Criterion, Rubric
 from .templates import TemplateError, load_builtin
 
 if TYPE_CHECKING:
     from .judges import Judge
-    from .metrics import RubricGenerator, RubricMetric
 
-__all__ = ["Generated", "agenerate_rubrics", "generate_for_cases", "generate_rubrics"]
+
+class WithGenerator(Protocol):
+    """A metric that writes its rubrics with a generator (a rubric metric)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def generator(self) -> RubricGenerator | None: ...
+    @property
+    def judge(self) -> Judge | str | None: ...
+
+
+__all__ = [
+    "Generated",
+    "RubricGenerator",
+    "agenerate_rubrics",
+    "generate_for_cases",
+    "generate_rubrics",
+]
+
+
+@dataclass(frozen=True)
+class RubricGenerator:
+    """How a judge writes a checklist for one prompt: what to focus on, and how many items."""
+
+    name: str
+    focus_name: str
+    focus: str
+    max_items: int = 12
+    describe_media: bool = False
+    template: str = "generate_checklist"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_items <= 100:
+            raise ValueError(f"RubricGenerator {self.name!r}: max_items must be 1-100")
 
 
 @dataclass
@@ -89,10 +124,8 @@ async def generate_for_cases(
     max_prompt_chars: int = 100_000,
 ) -> list[Generated]:
     """Generate a rubric for every case that has none (cases with one are returned as they are)."""
-    from .critique import _messages
-
     out: list[Generated] = [Generated() for _ in cases]
-    jobs: list[_Job | None] = [None] * len(cases)
+    jobs: list[Ask | None] = [None] * len(cases)
     formats = {
         flag: schemas.response_format(
             f"{generator.name}_rubric", schemas.generation_schema(generator.max_items, flag)
@@ -127,12 +160,12 @@ async def generate_for_cases(
             return rubric_from_answer(extract_json(raw, expect=dict), generator)
 
         try:
-            messages = _messages(text, case)
+            messages = user_messages(text, case)
         except MediaError as exc:  # an unreadable image fails this row, not the run
             out[i].error = str(exc)
             continue
-        jobs[i] = _Job(messages, formats[describe], 0, read)
-    await _run_jobs(
+        jobs[i] = Ask(messages, formats[describe], 0, read)
+    await ask_all(
         [j for j in jobs if j is not None], judge, reask, desc=f"{generator.name}: rubrics"
     )
     for i, job in enumerate(jobs):
@@ -151,19 +184,18 @@ async def generate_for_cases(
 
 async def agenerate_rubrics(
     data: Any,
-    metric: RubricMetric | RubricGenerator,
+    metric: WithGenerator | RubricGenerator,
     *,
     judge: Judge | str | None = None,
     mapping: Mapping[str, str] | None = None,
     column: str = "rubric",
 ) -> pd.DataFrame:
     """Async form of :func:`generate_rubrics`."""
-    from .metrics import RubricGenerator as _Gen
-
-    generator = metric if isinstance(metric, _Gen) else metric.generator
+    generator = metric if isinstance(metric, RubricGenerator) else metric.generator
     if generator is None:
-        raise ValueError(f"metric {getattr(metric, 'name', metric)!r} has no rubric generator")
-    judge_obj = resolve_judge(judge if judge is not None else getattr(metric, "judge", None))
+        raise ValueError(f"metric {metric.name!r} has no rubric generator")
+    own = None if isinstance(metric, RubricGenerator) else metric.judge
+    judge_obj = get_judge(judge if judge is not None else own)
     frame = to_frame(data).copy()
     cases = to_cases(
         frame,
@@ -180,25 +212,9 @@ async def agenerate_rubrics(
     return frame
 
 
-def resolve_judge(judge: Any) -> Judge:
-    """A Judge from a Judge, a spec string, or None (the session default / RUBRICLAB_JUDGE)."""
-    from .judges import Judge as _Judge
-    from .judges import get_judge
-
-    if judge is None:
-        return get_judge()
-    if isinstance(judge, str):
-        return _Judge(judge)
-    if isinstance(judge, _Judge):
-        return judge
-    raise TypeError(
-        f"judge must be a Judge or a spec string like 'mock', got {type(judge).__name__}"
-    )
-
-
 def generate_rubrics(
     data: Any,
-    metric: RubricMetric | RubricGenerator,
+    metric: WithGenerator | RubricGenerator,
     *,
     judge: Judge | str | None = None,
     mapping: Mapping[str, str] | None = None,
@@ -210,6 +226,4 @@ def generate_rubrics(
     ``image_description``) become columns; ``rubric_raw_output`` and ``rubric_error`` keep what
     the judge said, so a failed row can be read and fixed by hand.
     """
-    from .runner import run_sync
-
     return run_sync(agenerate_rubrics(data, metric, judge=judge, mapping=mapping, column=column))

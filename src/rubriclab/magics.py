@@ -246,7 +246,7 @@ class RubricMagics(Magics):
 
     def _judge(self, spec: str | None) -> Judge | None:
         """``--judge`` is a spec (``mock``, ``openai:MODEL``) or a ``rl.Judge`` variable."""
-        from .judges import Judge
+        from .judges import Judge, get_judge
 
         if spec is None:
             return None
@@ -258,7 +258,7 @@ class RubricMagics(Magics):
                 f"--judge {spec}: a base URL needs a model: set it with "
                 f"%rubric_judge {spec} --model NAME, or pass a rl.Judge variable"
             )
-        return Judge(spec)
+        return get_judge(spec)
 
     def _generate(
         self,
@@ -297,7 +297,7 @@ class RubricMagics(Magics):
         judge: Judge | None,
         mapping: dict[str, str] | None,
     ) -> None:
-        from .evaluate import evaluate
+        from .evaluation import evaluate
         from .widgets.display import display_eval_result
 
         result = evaluate(data, [metric], judge=judge, mapping=mapping)

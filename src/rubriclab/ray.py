@@ -22,10 +22,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .columns import PASSED, SCORE, TOKENS, col
-from .stream import RunningSummary, judge_frame
+from .evaluation.run import check_metrics
+from .evaluation.stream import RunningSummary, judge_frame
+from .judges import get_judge
 
 if TYPE_CHECKING:
     from .judges import Judge
+    from .metrics import Metric
 
 __all__ = ["evaluate", "summary"]
 
@@ -53,7 +56,7 @@ class _Evaluator:
 
 def evaluate(
     dataset: Any,
-    metrics: Sequence[Any],
+    metrics: Sequence[Metric],
     *,
     judge: Judge | str | None = None,
     concurrency: int = 2,
@@ -69,18 +72,15 @@ def evaluate(
     fraction of a core is enough). ``options`` go to ``evaluate`` (``mapping``, ``model``).
     """
     ray = _ray()
-    from .generate import resolve_judge
-
     if not isinstance(dataset, ray.data.Dataset):
         raise TypeError(
             f"rubriclab.ray.evaluate takes a ray.data.Dataset, got {type(dataset).__name__}; "
             "use rl.evaluate for DataFrames and files"
         )
-    if not metrics:
-        raise ValueError("evaluate needs at least one metric")
+    check_metrics(metrics)
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     if max_concurrency is not None:
         judge_obj = judge_obj.with_options(max_concurrency=max_concurrency)
     return dataset.map_batches(
@@ -93,7 +93,7 @@ def evaluate(
     )
 
 
-def summary(results: Any, metrics: Sequence[Any]) -> pd.DataFrame:
+def summary(results: Any, metrics: Sequence[Metric]) -> pd.DataFrame:
     """Per metric, what ``EvalResult.summary`` shows (n, errors, mean, std, rates with Wilson
     intervals, tokens), computed where the rows are rather than by collecting them.
 
@@ -106,8 +106,8 @@ def summary(results: Any, metrics: Sequence[Any]) -> pd.DataFrame:
     Ray datasets are lazy: summing a dataset that ``evaluate`` returned runs its judging again.
     When the rows are also written or used elsewhere, pass ``results.materialize()``."""
     _ray()
-    names = [str(getattr(m, "name", "")) for m in metrics]
-    kinds = {str(getattr(m, "name", "")): getattr(m, "kind", "pointwise") for m in metrics}
+    names = [m.name for m in metrics]
+    kinds = {m.name: m.kind for m in metrics}  # how each metric's scores summarise
     pairwise = [name for name in names if kinds[name] == "pairwise"]
     partials = results.map_batches(
         _partial_summaries,

@@ -27,16 +27,15 @@ import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .files import YamlError, atomic_write_text, load_yaml
 from .scale import parse_fraction
-
-if TYPE_CHECKING:
-    from .scoring import Score
+from .scoring import Score
+from .scoring import score as score_levels
 
 __all__ = [
     "MAX_LEVELS",
@@ -403,9 +402,7 @@ class Rubric(BaseModel):
 
     def score(self, levels: Mapping[str, Any]) -> Score:
         """Validate per-criterion levels and combine them: see :func:`rubriclab.scoring.score`."""
-        from .scoring import score
-
-        return score(self, levels)
+        return score_levels(self, levels)
 
 
 def _levels_from(crit_name: str, levels: Any) -> list[Level]:

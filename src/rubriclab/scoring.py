@@ -9,12 +9,14 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .rubric import Criterion, Rubric
 from .scale import format_percent, format_spread
+
+if TYPE_CHECKING:
+    from .rubric import Criterion, Rubric
 
 __all__ = [
     "PAIRWISE_SCALE",
@@ -26,6 +28,7 @@ __all__ = [
     "WinTieLoss",
     "coerce_level",
     "score",
+    "score_value",
     "summarize",
     "wilson_interval",
 ]
@@ -356,7 +359,7 @@ def summarize(
     a win for the candidate. ``swap_consistent`` and ``criteria`` (each row's per-criterion
     list with a ``winner``) give the pairwise flip count and per-criterion win/tie/loss counts.
     """
-    vals = [_clean(v) for v in values]
+    vals = [score_value(v) for v in values]
     n = len(vals)
     scored_vals = [v for v in vals if v is not None]
     mean = math.fsum(scored_vals) / len(scored_vals) if scored_vals else None
@@ -374,7 +377,7 @@ def summarize(
             pass_iv = wilson_interval(n_passed, n_verdicts)
     win = tie = loss = None
     if choices is not None:
-        picked = [c for c in (_clean(c) for c in choices) if c is not None]
+        picked = [c for c in (score_value(c) for c in choices) if c is not None]
         m = len(picked)
         win = wilson_interval(sum(c > 0 for c in picked), m)
         tie = wilson_interval(sum(c == 0 for c in picked), m)
@@ -436,7 +439,8 @@ def _criterion_counts(rows: Sequence[Any]) -> dict[str, WinTieLoss]:
     return {name: WinTieLoss(**c) for name, c in counts.items()}
 
 
-def _clean(value: float | None) -> float | None:
+def score_value(value: Any) -> float | None:
+    """A table cell as a score: a float, or None for a missing, NaN or non-numeric cell."""
     if value is None:
         return None
     try:

@@ -1,6 +1,6 @@
 """What the engine asks of a transport: one attempt in, one outcome out, never an exception.
 
-Retries, limits, caching and accounting live in the engine (``rubriclab.runner``); a backend
+Retries, limits, caching and accounting live in the engine (``judges.engine``); a backend
 only knows how to make a single attempt and classify what happened.
 """
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import httpx
 
-from ..cache import CacheEntry
-from ..pricing import batch_cost_of
 from .base import CallError, ErrorType, Reply, Request
+from .cache import CacheEntry
+from .pricing import batch_cost_of
 from .secret import Secret
 
 if TYPE_CHECKING:
-    from ..runner import Engine
+    from .engine import Engine
     from .openai import OpenAIBackend
 
 __all__ = ["BatchError", "BatchOptions", "BatchRunner", "split_lines"]
@@ -122,7 +122,7 @@ class BatchRunner:
         self, requests: Sequence[Request], *, progress: bool = True, desc: str = "batch"
     ) -> list[Reply]:
         """Replies in input order; failed lines come back as replies with errors."""
-        from ..runner import summarize
+        from .engine import summarize
 
         started = time.perf_counter()
         engine = self.engine

@@ -12,14 +12,15 @@ from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..cache import CacheArg, ResponseCache, open_cache
-from ..pricing import PricesArg, resolve_prices
-from ..runner import Engine, RetryPolicy, RunStats, run_sync
 from .backend import Backend
 from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerce_request
+from .cache import CacheArg, ResponseCache, open_cache
+from .engine import Engine, RetryPolicy, RunStats
 from .mock import MockBackend
+from .pricing import PricesArg, resolve_prices
 from .secret import protect_headers
 from .specs import Endpoint, parse_spec
+from .sync import run_sync
 
 if TYPE_CHECKING:
     from .batch import BatchRunner
@@ -369,15 +370,18 @@ def set_judge(judge: Judge | str | None) -> Judge | None:
 
 
 def get_judge(judge: Judge | str | None = None) -> Judge:
-    """``judge`` if given, else the one from ``set_judge``, else ``$RUBRICLAB_JUDGE`` (a spec,
-    or a base URL with the model in ``$RUBRICLAB_MODEL``)."""
+    """The one way a judge argument becomes a ``Judge``: ``judge`` itself, a new ``Judge`` from
+    a spec string, or (for None) the one from ``set_judge``, else ``$RUBRICLAB_JUDGE`` (a spec,
+    or a base URL with the model in ``$RUBRICLAB_MODEL``), built once per spec."""
     global _from_env
     if isinstance(judge, Judge):
         return judge
     if isinstance(judge, str):
         return Judge(judge)
     if judge is not None:
-        raise TypeError(f"expected a Judge or a spec string, got {type(judge).__name__}")
+        raise TypeError(
+            f"judge must be a Judge or a spec string like 'mock', got {type(judge).__name__}"
+        )
     with _default_lock:
         if _default is not None:
             return _default

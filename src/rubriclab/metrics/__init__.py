@@ -1,37 +1,57 @@
-"""What is judged: metric definitions, separate from how calls are made (runner, judges).
+"""What is judged: metric definitions, separate from how calls are made (``judges``).
 
-One module per kind: rubric metrics (here), ``template_metric`` (traces), ``computation``
-(exact match, ROUGE, BLEU against a reference) and ``panel`` (several judges per metric).
-
-A metric names its result columns (``{name}/score`` ...), says where its rubric comes from
-(fixed, a column, or generated per case by a :class:`RubricGenerator`) and which prompt
-template critiques with it. Predefined metrics cover the Vertex workflow people know.
+One module per kind, each implementing the :class:`Metric` protocol (``base``): ``rubric``
+(pointwise rubric metrics and the predefined ones), ``pairwise`` (candidate vs baseline, and
+the pairwise twins ``rl.metrics.pairwise.TEXT_QUALITY`` ...), ``template`` (a user-written
+judge prompt, e.g. over agent traces), ``computation`` (exact match, ROUGE, BLEU against a
+reference) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from ..rubric import Rubric
-from ..templates import DEFAULT_RENDER_TIMEOUT, check_render_timeout
-
-if TYPE_CHECKING:
-    from ..judges import Judge
+from . import pairwise
+from .base import Judged, Metric, Rows
+from .computation import (
+    COMPUTATION,
+    ComputationMetric,
+    bleu,
+    exact_match,
+    json_match,
+    rouge_1,
+    rouge_l,
+    rouge_l_sum,
+)
+from .pairwise import PairwiseRubricMetric
+from .rubric import (
+    GENERAL_QUALITY,
+    GENERATORS,
+    INSTRUCTION_FOLLOWING,
+    MULTIMODAL_UNDERSTANDING,
+    TEXT_QUALITY,
+    RubricGenerator,
+    RubricMetric,
+)
+from .template import OUTPUT_FORMAT_INSTRUCTION, TemplateMetric
 
 __all__ = [
     "COMPUTATION",
     "GENERAL_QUALITY",
+    "GENERATORS",
     "INSTRUCTION_FOLLOWING",
     "MULTIMODAL_UNDERSTANDING",
+    "OUTPUT_FORMAT_INSTRUCTION",
+    "PREDEFINED",
     "TEXT_QUALITY",
     "ComputationMetric",
+    "Judged",
     "Metric",
     "PairwiseRubricMetric",
+    "Rows",
     "RubricGenerator",
     "RubricMetric",
     "TemplateMetric",
     "bleu",
+    "by_name",
     "exact_match",
     "json_match",
     "pairwise",
@@ -39,183 +59,6 @@ __all__ = [
     "rouge_l",
     "rouge_l_sum",
 ]
-
-Aggregate = Literal["majority", "median", "mean"]
-
-
-@dataclass(frozen=True)
-class RubricGenerator:
-    """How a judge writes a checklist for one prompt: what to focus on, and how many items."""
-
-    name: str
-    focus_name: str
-    focus: str
-    max_items: int = 12
-    describe_media: bool = False
-    template: str = "generate_checklist"
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_items <= 100:
-            raise ValueError(f"RubricGenerator {self.name!r}: max_items must be 1-100")
-
-
-@dataclass(frozen=True)
-class RubricMetric:
-    """Pointwise: one response judged against a rubric; all criteria in one call per case.
-
-    The rubric comes from, in order: ``rubric`` (fixed for every case), ``rubric_column`` (one per
-    row; default ``"rubric"`` when present), or ``generator`` (written by the judge per case).
-    ``samples=k`` asks k times and takes the majority per criterion. ``judges=[j1, j2, ...]``
-    makes a panel: every judge critiques every case (all in one pass) and ``aggregate`` combines
-    them per criterion (``majority`` vote, lower ``median`` level, or ``mean``); each judge's
-    verdicts stay in the table (``{name}/judges``).
-    """
-
-    name: str = "rubric"
-    rubric: Rubric | None = None
-    rubric_column: str | None = None
-    generator: RubricGenerator | None = None
-    samples: int = 1
-    template: str | None = None
-    judge: Judge | str | None = None
-    max_prompt_chars: int = 100_000
-    reask: int = 1
-    render_timeout: float = DEFAULT_RENDER_TIMEOUT  # seconds per template render, then refused
-    description: str = ""
-    judges: tuple[Judge | str, ...] | None = None
-    aggregate: Aggregate = "majority"
-
-    kind: ClassVar[Literal["pointwise", "pairwise", "template"]] = "pointwise"
-
-    def __post_init__(self) -> None:
-        if not self.name or "/" in self.name:
-            raise ValueError(f"metric name {self.name!r} must be non-empty and contain no '/'")
-        if self.judges is not None:
-            panel = tuple(self.judges)
-            object.__setattr__(self, "judges", panel)  # a list given by the user, kept immutable
-            if len(panel) < 2:
-                raise ValueError(f"metric {self.name!r}: a panel needs at least 2 judges")
-            if self.kind != "pointwise":
-                raise ValueError(f"metric {self.name!r}: judge panels are for pointwise metrics")
-            if self.judge is not None:
-                raise ValueError(f"metric {self.name!r}: give judge= or judges=, not both")
-        if self.aggregate not in ("majority", "median", "mean"):
-            raise ValueError(
-                f"metric {self.name!r}: aggregate must be 'majority', 'median' or 'mean', "
-                f"got {self.aggregate!r}"
-            )
-        if self.samples < 1:
-            raise ValueError(f"metric {self.name!r}: samples must be at least 1")
-        if self.reask < 0:
-            raise ValueError(f"metric {self.name!r}: reask must be 0 or more")
-        if not 1_000 <= self.max_prompt_chars <= 1_000_000:
-            raise ValueError(f"metric {self.name!r}: max_prompt_chars must be 1,000-1,000,000")
-        try:
-            check_render_timeout(self.render_timeout)
-        except ValueError as exc:
-            raise ValueError(f"metric {self.name!r}: {exc}") from None
-
-    def with_options(self, **changes: Any) -> RubricMetric:
-        """A copy with some fields changed (metrics are immutable so they can be shared)."""
-        return replace(self, **changes)
-
-    @property
-    def critique_template(self) -> str:
-        if self.template:
-            return self.template
-        return "critique_analytic"  # chosen per rubric in critique.py when not set
-
-
-@dataclass(frozen=True)
-class PairwiseRubricMetric(RubricMetric):
-    """Pairwise: candidate vs baseline per criterion, judged in both orders.
-
-    A winner stands only when both orders agree; otherwise the criterion (or the overall choice)
-    is a tie and ``swap_consistent`` is False. The score is on the 5-point scale 1.0 ... -1.0.
-    """
-
-    name: str = "pairwise_rubric"
-    baseline_column: str = "baseline_model_response"
-
-    kind: ClassVar[Literal["pointwise", "pairwise", "template"]] = "pairwise"
-
-
-Metric = RubricMetric  # the common base; TemplateMetric (traces) joins it
-
-
-# -- predefined ----------------------------------------------------------------------------------
-
-_GENERAL = RubricGenerator(
-    name="general_quality",
-    focus_name="general quality",
-    focus=(
-        "Everything that makes a response good for this prompt: does it do what was asked, "
-        "are its facts right, is it complete where it needs to be, is it clear and well "
-        "organised, and is it safe."
-    ),
-)
-_TEXT = RubricGenerator(
-    name="text_quality",
-    focus_name="text quality, over six categories",
-    focus=(
-        "Cover all six categories, most important first, with more questions for the first ones:\n"
-        "1. Instruction following: every explicit instruction, limit and format in the prompt.\n"
-        "2. Groundedness and correctness: claims agree with the given text or known facts.\n"
-        "3. Harmlessness and safety: nothing harmful, biased or inappropriate.\n"
-        "4. Relevance and conciseness: on topic, no padding.\n"
-        "5. Style and format: structure, tone and register fit the request.\n"
-        "6. Completeness and detail: the key points are all there.\n"
-        "Use the category names above in each question's 'category'."
-    ),
-    max_items=16,
-)
-_INSTRUCTIONS = RubricGenerator(
-    name="instruction_following",
-    focus_name="instruction following",
-    focus=(
-        "Break the prompt into its explicit and implied instructions: the task, each constraint "
-        "(length, format, audience, language, items to include or avoid), and the order asked "
-        "for. One question per instruction; exact numbers stay exact."
-    ),
-)
-_MULTIMODAL = RubricGenerator(
-    name="multimodal_understanding",
-    focus_name="multimodal understanding",
-    focus=(
-        "Whether the response reads the attached image(s) correctly and uses them as the prompt "
-        "asks: the objects, damage, text or details actually visible, conclusions supported by "
-        "what is visible, and the instructions of the prompt. Ground questions in your "
-        "description of the image."
-    ),
-    describe_media=True,
-)
-
-GENERAL_QUALITY = RubricMetric(name="general_quality", generator=_GENERAL)
-TEXT_QUALITY = RubricMetric(name="text_quality", generator=_TEXT)
-INSTRUCTION_FOLLOWING = RubricMetric(name="instruction_following", generator=_INSTRUCTIONS)
-MULTIMODAL_UNDERSTANDING = RubricMetric(name="multimodal_understanding", generator=_MULTIMODAL)
-
-GENERATORS: dict[str, RubricGenerator] = {
-    g.name: g for g in (_GENERAL, _TEXT, _INSTRUCTIONS, _MULTIMODAL)
-}
-
-
-class pairwise:
-    """Pairwise twins of the predefined metrics (candidate vs ``baseline_model_response``)."""
-
-    GENERAL_QUALITY: ClassVar[PairwiseRubricMetric] = PairwiseRubricMetric(
-        name="pairwise_general_quality", generator=_GENERAL
-    )
-    TEXT_QUALITY: ClassVar[PairwiseRubricMetric] = PairwiseRubricMetric(
-        name="pairwise_text_quality", generator=_TEXT
-    )
-    INSTRUCTION_FOLLOWING: ClassVar[PairwiseRubricMetric] = PairwiseRubricMetric(
-        name="pairwise_instruction_following", generator=_INSTRUCTIONS
-    )
-    MULTIMODAL_UNDERSTANDING: ClassVar[PairwiseRubricMetric] = PairwiseRubricMetric(
-        name="pairwise_multimodal_understanding", generator=_MULTIMODAL
-    )
-
 
 PREDEFINED: dict[str, RubricMetric] = {
     m.name: m
@@ -238,16 +81,3 @@ def by_name(name: str) -> RubricMetric:
     if key in PREDEFINED:
         return PREDEFINED[key]
     raise KeyError(f"no predefined metric {name!r}; choose one of: {', '.join(sorted(PREDEFINED))}")
-
-
-from ..template_metric import TemplateMetric  # noqa: E402
-from .computation import (  # noqa: E402
-    COMPUTATION,
-    ComputationMetric,
-    bleu,
-    exact_match,
-    json_match,
-    rouge_1,
-    rouge_l,
-    rouge_l_sum,
-)

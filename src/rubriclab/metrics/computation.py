@@ -13,16 +13,16 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..critique import Outcome
-from ..result import MetricInfo
+from .base import Judged, Rows, judged
 
 if TYPE_CHECKING:
     from ..data import Case
-    from ..judges import Judge
+    from ..rubric import Rubric
 
 __all__ = [
     "COMPUTATION",
@@ -143,6 +143,7 @@ class ComputationMetric:
     description: str = ""
 
     kind: ClassVar[Literal["computation"]] = "computation"
+    rubric: ClassVar[Rubric | None] = None
 
     def __post_init__(self) -> None:
         if not self.name or "/" in self.name:
@@ -169,10 +170,9 @@ class ComputationMetric:
             return Outcome(error="the text is nested too deeply to compare")
         return Outcome(score=value, rationale=note)
 
-    async def run_cases(
-        self, cases: Sequence[Case], judge: Judge | None = None
-    ) -> tuple[list[Outcome], MetricInfo]:
-        """Score every case; the judge is not used (the signature is every metric's)."""
+    async def judge_rows(self, rows: Rows) -> Judged:
+        """Score every row; no judge is asked (so a run of these alone needs none)."""
+        cases = rows.cases
         refs = [_reference(c, self.reference_column) for c in cases]
         if cases and all(r is None for r in refs):
             raise ValueError(
@@ -180,7 +180,7 @@ class ComputationMetric:
                 "data has none (map yours with mapping={'reference': 'your_column'})"
             )
         outcomes = [self.score_one(c.response, r) for c, r in zip(cases, refs, strict=True)]
-        return outcomes, MetricInfo(self.name, self.kind, None, self.description)
+        return judged(self.name, outcomes)
 
 
 def _reference(case: Case, column: str) -> str | None:

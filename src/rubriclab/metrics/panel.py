@@ -14,10 +14,9 @@ import asyncio
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..critique import Outcome, critique_pointwise
+from ..critique import CritiqueOptions, Outcome, critique_pointwise
 from ..judges.base import CallTally
 from ..rubric import Rubric
 from ..scoring import score
@@ -25,7 +24,6 @@ from ..scoring import score
 if TYPE_CHECKING:
     from ..data import Case
     from ..judges import Judge
-    from . import RubricMetric
 
 __all__ = ["critique_panel", "judge_labels"]
 
@@ -45,9 +43,10 @@ def judge_labels(judges: Sequence[Judge]) -> list[str]:
 async def critique_panel(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
-    metric: RubricMetric,
+    metric: CritiqueOptions,
     judges: Sequence[Judge],
     *,
+    aggregate: str,
     missing: Sequence[str | None] | None = None,
 ) -> tuple[list[Outcome], dict[str, list[Any]]]:
     """Every judge on every case, combined per criterion; returns outcomes and extra columns.
@@ -55,9 +54,8 @@ async def critique_panel(
     A case is scored when more than half of the panel answered it; otherwise it is an error
     that names each judge's failure. Either way each judge's verdict is kept.
     """
-    single = replace(metric, judges=None, judge=None)
     per_judge = await asyncio.gather(
-        *(critique_pointwise(cases, rubrics, single, j, missing=missing) for j in judges)
+        *(critique_pointwise(cases, rubrics, metric, j, missing=missing) for j in judges)
     )
     labels = judge_labels(judges)
     outcomes: list[Outcome] = []
@@ -65,7 +63,7 @@ async def critique_panel(
     for i, rubric in enumerate(rubrics):
         row = [per_judge[k][i] for k in range(len(judges))]
         verdicts.append([_verdict(label, o) for label, o in zip(labels, row, strict=True)])
-        outcomes.append(_combine(row, labels, rubric, metric.aggregate))
+        outcomes.append(_combine(row, labels, rubric, aggregate))
     return outcomes, {"judges": verdicts}
 
 

@@ -426,9 +426,14 @@ class FakeJudgeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         rate_limit: RateLimit | None = None,
+        hold_until: int | None = None,
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency = latency
+        #: answer nothing until this many requests are in flight at once, then answer them
+        #: all: a barrier that proves a client's calls overlap, with no sleep to race
+        self.hold_until = hold_until
+        self._held: asyncio.Event | None = None
         self.faults = faults
         self._limiter: _Limiter | None = None
         self.rate_limit = rate_limit
@@ -467,11 +472,13 @@ class FakeJudgeServer:
         return len(self.log)
 
     def reset(self) -> None:
-        """Forget recorded requests and peaks (the responder, latency and faults stay)."""
+        """Forget recorded requests and peaks (the responder, latency and faults stay); a
+        ``hold_until`` barrier that opened closes again."""
         self.requests.clear()
         self.log.clear()
         self.peak_in_flight = self.in_flight
         self._rng = random.Random(self.faults.seed if self.faults else 0)
+        self._held = None
 
     # -- lifetime --------------------------------------------------------------------------
     async def start_async(self) -> None:
@@ -618,6 +625,12 @@ class FakeJudgeServer:
         self.in_flight += 1
         if self.in_flight > self.peak_in_flight:
             self.peak_in_flight = self.in_flight
+        if self.hold_until is not None:
+            if self._held is None:
+                self._held = asyncio.Event()
+            if self.in_flight >= self.hold_until:
+                self._held.set()
+            await self._held.wait()
 
         def finish() -> None:
             # before the reply is written: a client that has its answer must see this

@@ -11,15 +11,29 @@ is read-only: plain fields, properties and pure methods. The few methods that bu
 outside data or hand back objects with writing methods (a DataFrame) are marked
 ``jinja2.sandbox.unsafe`` so the sandbox refuses them; files are read only by the module-level
 :func:`load_traces` and :func:`example_trace`, which templates never see.
+
+``trace_cases`` is the data adapter ``evaluate`` uses: traces in, one row (and case) per span or
+per trace out, judged by the same metric loop as any table.
 """
 
 from ._base import SPAN_KINDS, SpanKind, TraceError, TraceWarning
+from ._cases import (
+    PARTITIONS,
+    TraceCases,
+    check_partition,
+    default_partition,
+    is_traces,
+    span_io,
+    trace_cases,
+    trace_io,
+)
 from ._load import TraceFormat, example_trace, load_traces
 from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
 from ._rows import TREE_KEYS, trace_tree
 from ._tree import Trace
 
 __all__ = [
+    "PARTITIONS",
     "SPAN_KINDS",
     "TREE_KEYS",
     "ContentPart",
@@ -31,10 +45,17 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "Trace",
+    "TraceCases",
     "TraceError",
     "TraceFormat",
     "TraceWarning",
+    "check_partition",
+    "default_partition",
     "example_trace",
+    "is_traces",
     "load_traces",
+    "span_io",
+    "trace_cases",
+    "trace_io",
     "trace_tree",
 ]

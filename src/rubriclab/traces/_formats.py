@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -14,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ._base import TraceError, _time_from_unix_nano
+from ._base import TraceError, _maybe_json, _time_from_unix_nano
 from ._conventions import _derive, _error_message
-from ._model import Span, SpanEvent, SpanStatus
+from ._model import Span, SpanEvent, SpanStatus, ToolCall
 
 
 def _build_span(fields: dict[str, Any], where: str) -> Span:
@@ -320,3 +321,107 @@ def _span_from_canonical(raw: Mapping[str, Any], index: int) -> Span:
         if k in explicit
     }
     return _from_fields(base, attrs, events, where, explicit=explicit)
+
+
+def _record_kind(item: Any) -> str:
+    if isinstance(item, Span):
+        return "span"
+    if not isinstance(item, Mapping):
+        return "unknown"
+    if _get(item, "resourceSpans", "resource_spans") is not None:
+        return "otlp"
+    if isinstance(item.get("spans"), list):
+        return "trace"
+    if "spanId" in item or "startTimeUnixNano" in item:
+        return "otlp_span"
+    if "context" in item or "start_time" in item:
+        return "record"
+    if "span_id" in item and "start" in item:
+        return "canonical"
+    return "unknown"
+
+
+def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
+    items = payload if isinstance(payload, list) else [payload]
+    spans: list[Span] = []
+    for item in items:
+        kind = _record_kind(item)
+        if fmt == "otlp" and kind not in ("otlp", "otlp_span"):
+            raise TraceError(
+                f"item #{len(spans)} is not OTLP JSON (expected 'resourceSpans' or OTLP spans); "
+                f"pass format='auto' to detect the format"
+            )
+        if fmt == "spans" and kind not in ("canonical", "span", "trace"):
+            raise TraceError(
+                f"item #{len(spans)} is not a canonical span (expected trace_id, span_id, name, "
+                f"start, end); pass format='auto' to detect the format"
+            )
+        if kind == "otlp":
+            spans.extend(_spans_from_otlp_payload(item))
+        elif kind == "trace":
+            spans.extend(_spans_from_payload(item["spans"], fmt))
+        elif kind == "otlp_span":
+            spans.append(_span_from_otlp(item, len(spans)))
+        elif kind == "record":
+            spans.append(_span_from_record(item, len(spans)))
+        elif kind == "canonical":
+            spans.append(_span_from_canonical(item, len(spans)))
+        elif kind == "span":
+            spans.append(item)
+        else:
+            keys = sorted(item)[:8] if isinstance(item, Mapping) else type(item).__name__
+            raise TraceError(
+                f"item #{len(spans)} is not a span or trace export (got {keys}); expected an OTLP "
+                f"export (resourceSpans), OpenInference span records (context, start_time) or "
+                f"canonical spans (trace_id, span_id, name, start, end)"
+            )
+    return spans
+
+
+def _link_tool_calls(spans: list[Span]) -> list[Span]:
+    """Share what one span knows about a tool call with the others that mention the same id.
+
+    LLM spans learn results from TOOL spans or from later tool messages; TOOL spans learn
+    arguments from the LLM request (GenAI execute_tool spans record them only on opt-in).
+    """
+    results: dict[str, ToolCall] = {}
+    requests: dict[str, ToolCall] = {}
+    messages: dict[str, str] = {}
+    for span in spans:
+        for call in span.tool_calls:
+            if call.id:
+                (results if span.kind == "TOOL" else requests).setdefault(call.id, call)
+        for message in span.input_messages:
+            if message.role == "tool" and message.tool_call_id:
+                messages.setdefault(message.tool_call_id, message.text)
+    linked = []
+    for span in spans:
+        calls = []
+        for call in span.tool_calls:
+            update: dict[str, Any] = {}
+            if call.id and span.kind == "TOOL" and call.arguments is None and call.id in requests:
+                update["arguments"] = requests[call.id].arguments
+            if call.id and span.kind != "TOOL" and call.result is None and call.error is None:
+                executed = results.get(call.id)
+                if executed is not None and (executed.result is not None or executed.error):
+                    update.update(result=executed.result, error=executed.error)
+                elif call.id in messages:
+                    update["result"] = _maybe_json(messages[call.id])
+            calls.append(call.model_copy(update=update) if update else call)
+        changed = any(a is not b for a, b in zip(calls, span.tool_calls, strict=True))
+        linked.append(span.model_copy(update={"tool_calls": calls}) if changed else span)
+    return linked
+
+
+def _parsed(value: Any, method: str) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode("utf-8")
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise TraceError(
+                f"{method} takes parsed JSON or JSON text, and this is not JSON ({exc}); "
+                f"to read a file use rubriclab.load_traces(path)"
+            ) from None
+    return value

@@ -381,7 +381,7 @@ def _last_text(messages: Sequence[Message]) -> str:
     return ""
 
 
-def _callpreview(call: ToolCall) -> str:
+def _call_preview(call: ToolCall) -> str:
     return f"{call.name}({_as_text(call.arguments) if call.arguments is not None else ''})"
 
 
@@ -391,10 +391,10 @@ def _io_previews(span: Span, width: int) -> tuple[str, str]:
     shown_out = span.output_text
     if span.kind == "TOOL" and span.tool_calls:
         call = span.tool_calls[0]
-        shown_in = shown_in or _callpreview(call)
+        shown_in = shown_in or _call_preview(call)
         shown_out = shown_out or (
             f"error: {call.error}" if call.error else _as_text(call.result) if call.result else ""
         )
     elif not shown_out and span.tool_calls:
-        shown_out = "calls " + ", ".join(_callpreview(c) for c in span.tool_calls)
+        shown_out = "calls " + ", ".join(_call_preview(c) for c in span.tool_calls)
     return preview(shown_in, width), preview(shown_out, width)

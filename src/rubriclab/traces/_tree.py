@@ -15,6 +15,13 @@ if TYPE_CHECKING:
 
 from ..columns import preview
 from ._base import TraceError, TraceWarning, _normalise_kind
+from ._formats import (
+    _link_tool_calls,
+    _parsed,
+    _span_from_canonical,
+    _spans_from_otlp_payload,
+    _spans_from_payload,
+)
 from ._model import Span, TokenUsage, ToolCall, _io_previews, _ReadOnlyModel
 
 
@@ -253,17 +260,12 @@ class Trace(_ReadOnlyModel):
     @unsafe
     def from_otlp(cls, export: Mapping[str, Any] | Sequence[Any] | str) -> Trace:
         """The trace in an OTLP JSON export (parsed, or as JSON text; files: ``load_traces``)."""
-        from ._formats import _spans_from_otlp_payload
-        from ._load import _parsed, _single
-
         return _single(_spans_from_otlp_payload(_parsed(export, "Trace.from_otlp")), "from_otlp")
 
     @classmethod
     @unsafe
     def from_openinference(cls, spans: Mapping[str, Any] | Sequence[Any] | str) -> Trace:
         """The trace in OpenInference span records (Phoenix-style JSON) or an OTLP export."""
-        from ._load import _parsed, _single, _spans_from_payload
-
         payload = _parsed(spans, "Trace.from_openinference")
         return _single(_spans_from_payload(payload, "auto"), "from_openinference")
 
@@ -271,9 +273,6 @@ class Trace(_ReadOnlyModel):
     @unsafe
     def from_spans(cls, spans: Iterable[Mapping[str, Any] | Span]) -> Trace:
         """A trace from spans in our canonical shape (dicts with Span's fields, or Spans)."""
-        from ._formats import _span_from_canonical
-        from ._load import _single
-
         built = [
             s if isinstance(s, Span) else _span_from_canonical(s, i) for i, s in enumerate(spans)
         ]
@@ -296,3 +295,23 @@ def _describe_cycle(trace_id: str, by_id: Mapping[str, Span], reached: Mapping[s
         f"trace {trace_id}: spans form a parent cycle, so the trace has no root: {chain} "
         f"(each arrow points to the parent); fix the parent id of one of them"
     )
+
+
+def _group(spans: list[Span]) -> list[Trace]:
+    by_trace: dict[str, list[Span]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    return [Trace(_link_tool_calls(group), trace_id=tid) for tid, group in by_trace.items()]
+
+
+def _single(spans: list[Span], method: str) -> Trace:
+    traces = _group(spans)
+    if not traces:
+        raise TraceError(f"Trace.{method}: no spans found")
+    if len(traces) > 1:
+        ids = ", ".join(t.trace_id for t in traces[:5])
+        raise TraceError(
+            f"Trace.{method}: the input holds {len(traces)} traces ({ids}); "
+            f"use rubriclab.load_traces to get them all"
+        )
+    return traces[0]

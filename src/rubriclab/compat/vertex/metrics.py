@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
-from ...runner import run_sync
+from ...judges.sync import run_sync
 from ...templates import brace_placeholders
 from . import prompts, utils
 from .calls import judge_for

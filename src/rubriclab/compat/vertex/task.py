@@ -39,13 +39,13 @@ from ...columns import (
     to_plain,
 )
 from ...data import to_frame
-from ...evaluate import generate_responses
+from ...evaluation import generate_responses
 from ...files import atomic_write_text, atomic_writer
 from ...judges import Judge
+from ...judges.sync import run_sync
 from ...metrics.computation import COMPUTATION, ComputationMetric
 from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats
-from ...runner import run_sync
 from ...templates import TemplateError, format_braces
 from .calls import CallPolicy, judge_for, model_for
 from .config import AutoraterConfig

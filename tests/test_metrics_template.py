@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 import rubriclab as rl
 from rubriclab.metrics import TemplateMetric
+from rubriclab.metrics.template import OUTPUT_FORMAT_INSTRUCTION
 from rubriclab.testing import FakeJudgeServer
-from rubriclab.trace_eval import OUTPUT_FORMAT_INSTRUCTION
 from rubriclab.traces import Trace, example_trace, load_traces
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, Union
 
-from .judges.base import Request, Usage
-from .judges.clean import clean_text
+from .base import Request, Usage
+from .clean import clean_text
 
 __all__ = [
     "Cache",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rubriclab.cache import (
+from rubriclab.judges import Judge, Request, Usage
+from rubriclab.judges.cache import (
     Cache,
     CacheEntry,
     CacheError,
@@ -18,7 +19,6 @@ from rubriclab.cache import (
     default_cache_path,
     open_cache,
 )
-from rubriclab.judges import Judge, Request, Usage
 from rubriclab.testing import FakeJudgeServer, Faults
 
 MESSAGES = [{"role": "user", "content": "Grade: Paris is the capital of France."}]

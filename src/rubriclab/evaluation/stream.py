@@ -26,14 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .cache import MemoryCache
-from .columns import PASSED, SCORE, col
-from .data import DataError, to_frame
-from .result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result, plain
-from .scoring import Summary, wilson_interval
+from ..columns import PASSED, SCORE, col, to_plain
+from ..data import DataError, to_frame
+from ..judges import get_judge
+from ..judges.cache import MemoryCache
+from ..judges.sync import run_sync
+from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
+from ..scoring import Summary, score_value, wilson_interval
+from .run import evaluate_frame
 
 if TYPE_CHECKING:
-    from .judges import Judge
+    from ..judges import Judge
 
 __all__ = [
     "DEFAULT_CHUNK_ROWS",
@@ -77,7 +80,7 @@ class RunningSummary:
         values: Sequence[Any],
         passed: Sequence[Any] | None = None,
     ) -> None:
-        vals = [_clean(v) for v in values]
+        vals = [score_value(v) for v in values]
         self.n += len(vals)
         scored = [v for v in vals if v is not None]
         if scored:
@@ -140,16 +143,6 @@ class RunningSummary:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunningSummary:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-
-
-def _clean(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
 
 
 def _is_nan(value: Any) -> bool:
@@ -250,9 +243,8 @@ def judge_frame(
     """One chunk judged by the ordinary ``evaluate`` and flattened as a saved result is (nested
     fields as JSON text): the unit of work of every executor (Ray's actors, a Spark
     ``mapInPandas`` function)."""
-    from .evaluate import evaluate
-
-    flat, _json_columns = evaluate(frame, metrics, judge=judge, **options).flat_table()
+    result = run_sync(evaluate_frame(frame, metrics, judge=judge, **options))
+    flat, _json_columns = result.flat_table()
     return flat
 
 
@@ -319,15 +311,12 @@ async def astream_evaluate(
     ``options`` go to ``aevaluate`` for every chunk (``model``, ``mapping``). Running the same
     call again resumes after the last finished chunk, or returns the finished file at once.
     """
-    from .evaluate import aevaluate
-    from .generate import resolve_judge
-
     out = Path(output)
     if out.suffix.lower() not in _FORMATS:
         raise ValueError(f"output must end in .parquet or .jsonl, got {str(out)!r}")
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
-    judge_obj = resolve_judge(judge)
+    judge_obj = get_judge(judge)
     fingerprint = _fingerprint(metrics, judge_obj, source, chunk_rows)
     partial = out.with_name(out.name + ".partial")
     if out.exists():
@@ -341,7 +330,7 @@ async def astream_evaluate(
     for chunk in iter_chunks(source, chunk_rows):
         if chunk.index.start < skip:  # type: ignore[attr-defined]
             continue  # finished before an interruption: already in a chunk file
-        result = await aevaluate(chunk, metrics, judge=run_judge, **options)
+        result = await evaluate_frame(chunk, metrics, judge=run_judge, **options)
         for column in _write_chunk(partial, state.chunks, result, parquet):
             if column not in state.json_columns:
                 state.json_columns.append(column)
@@ -464,7 +453,7 @@ def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> li
                 try:
                     line = json.dumps(record, allow_nan=False)
                 except (TypeError, ValueError):  # rubrics, numpy scalars, NaN: made plain
-                    line = json.dumps({c: plain(v) for c, v in record.items()})
+                    line = json.dumps({c: to_plain(v) for c, v in record.items()})
                 fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -525,7 +514,7 @@ def _assemble(out: Path, partial: Path, state: _State, parquet: bool) -> None:
         _join_parquet(parts, tmp, header)
     else:
         with tmp.open("wb") as fh:
-            fh.write((json.dumps({"__rubriclab__": plain(header)}) + "\n").encode())
+            fh.write((json.dumps({"__rubriclab__": to_plain(header)}) + "\n").encode())
             for part in parts:
                 with part.open("rb") as src:
                     shutil.copyfileobj(src, fh, 1 << 20)
@@ -545,7 +534,7 @@ def _join_parquet(parts: list[Path], tmp: Path, header: Mapping[str, Any]) -> No
         )
     except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
         raise DataError(f"the chunks' columns have clashing types: {exc}") from None
-    schema = schema.with_metadata({b"rubriclab": json.dumps(plain(header)).encode()})
+    schema = schema.with_metadata({b"rubriclab": json.dumps(to_plain(header)).encode()})
     with pq.ParquetWriter(tmp, schema) as writer:
         for part in parts:
             with pq.ParquetFile(part) as pf:

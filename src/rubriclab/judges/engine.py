@@ -9,9 +9,6 @@ server's Retry-After (a waiting call holds no slot), answers repeats from the ca
 shows progress, and counts tokens and cost. A call that still fails comes back as a reply with
 its error; only cancellation (Ctrl-C, task.cancel()) stops a run, and then every finished call
 is already in the cache so the same run resumes where it stopped.
-
-``run_sync`` is the one way sync code runs a coroutine: in a plain script it uses
-``asyncio.run``; inside a running loop (Jupyter) it runs a private loop in a worker thread.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import gc
 import itertools
 import logging
 import random
@@ -28,23 +24,14 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import (
-    AsyncGenerator,
-    Callable,
-    Coroutine,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-    Sized,
-)
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
+from .backend import Backend, Failure, Session, Success
+from .base import CallError, Reply, Request, Usage
 from .cache import CacheEntry, ResponseCache, cache_key
-from .judges.backend import Backend, Failure, Session, Success
-from .judges.base import CallError, Reply, Request, Usage
-from .judges.pacing import Pacer
+from .pacing import Pacer
 from .pricing import PriceTable, cost_of, lookup
 
 __all__ = [
@@ -53,89 +40,13 @@ __all__ = [
     "RetryPolicy",
     "RunStats",
     "run_scope",
-    "run_sync",
     "summarize",
 ]
 
-T = TypeVar("T")
-log = logging.getLogger("rubriclab.runner")
+log = logging.getLogger("rubriclab.judges.engine")
 
 PROGRESS_MIN_CALLS = 8
 """Runs of more calls than this show a progress bar (when progress=True)."""
-
-
-# --------------------------------------------------------------------------------------------
-# run_sync: sync entry points that work in scripts and inside Jupyter's running loop
-# --------------------------------------------------------------------------------------------
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from sync code, whether or not a loop is already running.
-
-    Ctrl-C cancels the coroutine (its ``finally`` blocks run, so finished work is saved)
-    and then raises ``KeyboardInterrupt`` in the caller, as a sync call would.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:  # outside the except block: an error from coro is not "during handling"
-        return asyncio.run(coro)
-    return _run_in_thread(coro)
-
-
-def _wait(event: threading.Event) -> None:
-    """Wait in short slices: a blocked wait would not see Ctrl-C until the run ended."""
-    while not event.wait(0.05):
-        pass
-
-
-def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
-    loop = asyncio.new_event_loop()
-    context = contextvars.copy_context()
-    box: dict[str, Any] = {}
-    started = threading.Event()
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            asyncio.set_event_loop(loop)
-            task = context.run(loop.create_task, coro)
-            box["task"] = task
-            started.set()
-            box["result"] = loop.run_until_complete(task)
-        except BaseException as exc:
-            box["error"] = exc
-        finally:
-            started.set()
-            try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-                done.set()
-
-    thread = threading.Thread(target=target, name="rubriclab-run-sync", daemon=True)
-    thread.start()
-    try:
-        _wait(done)
-    except KeyboardInterrupt:
-        started.wait()
-        task = box.get("task")
-        if task is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
-        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops waiting
-            _wait(done)  # let the run save what finished
-        raise KeyboardInterrupt from None
-    if "error" in box:
-        error: BaseException = box["error"]
-        if isinstance(error, asyncio.CancelledError):
-            raise KeyboardInterrupt from None
-        raise error
-    result: T = box["result"]
-    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -402,48 +313,6 @@ class _LoopState:
     pacer: Pacer
     guard: AsyncGenerator[None, None] | None = None
     failed_attempts: dict[str, int] = field(default_factory=dict)
-
-
-_gc_lock = threading.Lock()
-_gc_runs = 0
-_gc_froze = False
-_gc_thresholds: tuple[int, int, int] | None = None
-_GC_YOUNG = 10_000
-
-
-def _gc_enter() -> None:
-    """Keep the garbage collector off objects that exist before a run, for its duration.
-
-    A notebook holds hundreds of thousands of objects (pandas and friends); every full
-    collection during a run would walk them all, for nothing (measured: 35-90 ms each with
-    pandas loaded). Freezing them is O(1) and undone when the last run ends; skipped if the
-    program froze the GC itself. A larger young generation halves the number of small
-    collections, which otherwise rescan the in-flight calls' objects over and over.
-    """
-    global _gc_runs, _gc_froze, _gc_thresholds
-    with _gc_lock:
-        if _gc_runs == 0:
-            _gc_froze = gc.get_freeze_count() == 0
-            if _gc_froze:
-                gc.freeze()
-            young, mid, old = gc.get_threshold()
-            if 0 < young < _GC_YOUNG:
-                _gc_thresholds = (young, mid, old)
-                gc.set_threshold(_GC_YOUNG, mid, old)
-        _gc_runs += 1
-
-
-def _gc_exit() -> None:
-    global _gc_runs, _gc_froze, _gc_thresholds
-    with _gc_lock:
-        _gc_runs -= 1
-        if _gc_runs == 0:
-            if _gc_thresholds is not None:
-                gc.set_threshold(*_gc_thresholds)
-                _gc_thresholds = None
-            if _gc_froze:
-                gc.unfreeze()
-                _gc_froze = False
 
 
 class _Run:
@@ -767,14 +636,12 @@ class Engine:
         state = await self._state()
         failed_before = dict(state.failed_attempts)
         interrupted = False
-        _gc_enter()
         try:
             await self._work(state, run, total)
         except (asyncio.CancelledError, KeyboardInterrupt):
             interrupted = True
             raise
         finally:
-            _gc_exit()
             if bar is not None:
                 if bar.total != len(run.results):  # a lazy source gave fewer than announced
                     bar.total = len(run.results)

@@ -20,9 +20,9 @@ import pytest
 
 import rubriclab as rl
 from rubriclab.data import DataError
+from rubriclab.evaluation.stream import RunningSummary, iter_chunks
 from rubriclab.result import FileResult, load_result, open_result
 from rubriclab.scoring import summarize
-from rubriclab.stream import RunningSummary, iter_chunks
 
 RUBRIC = rl.Rubric.analytic(
     {
@@ -233,7 +233,7 @@ CHILD = textwrap.dedent(
     import sys
     import pandas as pd
     import rubriclab as rl
-    from tests.test_stream import METRIC, frame
+    from tests.test_evaluation_stream import METRIC, frame
 
     url, out, cache = sys.argv[1:4]
     judge = rl.Judge(url, model="m", max_retries=0, max_concurrency=4, cache=cache)

@@ -529,8 +529,8 @@ def test_on_rows_gets_finished_blocks_in_order_and_the_result_is_unchanged(
     judge = _judge(fake_judge, cache=False)
     blocks: list[pd.DataFrame] = []
     live = rl.evaluate(df, [metric], judge=judge).table  # the plain run, for comparison
-    from rubriclab.evaluate import aevaluate
-    from rubriclab.runner import run_sync
+    from rubriclab.evaluation import aevaluate
+    from rubriclab.judges.sync import run_sync
 
     result = run_sync(aevaluate(df, [metric], judge=judge, on_rows=blocks.append, chunk_rows=4))
     assert [len(b) for b in blocks] == [4, 4, 2]
@@ -565,8 +565,8 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
     df = pd.DataFrame({"prompt": [f"p{i}" for i in range(12)], "response": ["ok"] * 12})
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
     judge = _judge(fake_judge)
-    from rubriclab.evaluate import aevaluate
-    from rubriclab.runner import run_sync
+    from rubriclab.evaluation import aevaluate
+    from rubriclab.judges.sync import run_sync
 
     def run(on_rows: Any) -> Any:
         def hook(part: pd.DataFrame) -> None:
@@ -584,8 +584,8 @@ def test_ctrl_c_in_a_live_run_keeps_the_finished_rows(
 
 
 def test_live_runs_refuse_what_they_cannot_show() -> None:
-    from rubriclab.evaluate import aevaluate
-    from rubriclab.runner import run_sync
+    from rubriclab.evaluation import aevaluate
+    from rubriclab.judges.sync import run_sync
 
     df = pd.DataFrame({"prompt": ["p"], "response": ["r"]})
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?"]))
@@ -593,3 +593,16 @@ def test_live_runs_refuse_what_they_cannot_show() -> None:
         rl.evaluate(df, [metric], judge="mock", partition="span", display=True)
     with pytest.raises(ValueError, match="chunk_rows must be at least 1, got 0"):
         run_sync(aevaluate(df, [metric], judge="mock", on_rows=lambda part: None, chunk_rows=0))
+
+
+def test_importing_any_submodule_keeps_the_public_functions() -> None:
+    """No submodule shares a public function's name, so importing one never hides it
+    (``rl.evaluate`` stays the function after ``import rubriclab.evaluation``)."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(rl.__path__):
+        if info.name not in ("testing", "ray", "__main__"):
+            importlib.import_module(f"rubriclab.{info.name}")
+    for name in ("evaluate", "aevaluate", "compare", "agreement", "generate_rubrics"):
+        assert callable(getattr(rl, name)) and not isinstance(getattr(rl, name), type(rl)), name

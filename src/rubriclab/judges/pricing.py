@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .judges.base import Usage
+from .base import Usage
 
 __all__ = [
     "BATCH_DISCOUNT",

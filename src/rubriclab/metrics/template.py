@@ -12,17 +12,73 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .templates import DEFAULT_RENDER_TIMEOUT, check_render_timeout
+from .. import schemas
+from ..ask import Ask, InvalidAnswer, ask_all
+from ..critique import Outcome
+from ..parse import extract_json
+from ..templates import (
+    DEFAULT_RENDER_TIMEOUT,
+    TemplateError,
+    check_render_timeout,
+    compile_template,
+)
+from .base import Judged, Rows, judged
 
-__all__ = ["DEFAULT_PROMPT_TEMPLATE", "PROMPT_VARIABLES", "TemplateMetric"]
+if TYPE_CHECKING:
+    from ..judges import Judge
+    from ..rubric import Rubric
+
+__all__ = [
+    "DEFAULT_PROMPT_TEMPLATE",
+    "OUTPUT_FORMAT_INSTRUCTION",
+    "PROMPT_VARIABLES",
+    "SCORE_SCHEMA",
+    "TemplateMetric",
+]
 
 #: the names a raw partition can be bound under: one span, or one whole trace
 PROMPT_VARIABLES: tuple[str, ...] = ("input_span", "input_trace")
+
+#: re-asks after an unreadable or invalid answer (the contract has no knob for it)
+TEMPLATE_REASK = 1
+#: appended to every rendered template: the template defines the rubric, we define the answer
+OUTPUT_FORMAT_INSTRUCTION = (
+    "\n\n---\n"
+    "Answer with one JSON object and nothing else, in exactly this shape:\n"
+    '{"rationale": "<your reasoning, in a few sentences>", "score": <a number from 0.0 to 1.0>}\n'
+    "Write the rationale first, then the score. The score must be a plain number between 0.0 "
+    "and 1.0 inclusive (not text, not a percentage), where higher is better as the instructions "
+    "above define it."
+)
+
+#: the judge's answer: reasoning first, so the score follows from it
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "rationale": {
+            "type": "string",
+            "description": "Why the score: what in the input supports or contradicts it.",
+        },
+        "score": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "0.0 (worst) to 1.0 (best), as the instructions define it.",
+        },
+    },
+    "required": ["rationale", "score"],
+    "additionalProperties": False,
+}
+
+_SHAPE = '{"rationale": "...", "score": <number from 0.0 to 1.0>}'
+
 
 DEFAULT_PROMPT_TEMPLATE = (
     "You are a strict evaluator assessing a single step (span) from an AI agent's execution "
@@ -62,6 +118,8 @@ class TemplateMetric(BaseModel):
     schema_title: ClassVar[str] = "CustomJudgeRubricConfig"
 
     kind: ClassVar[Literal["template"]] = "template"
+    #: a template metric's rubric is its template: no Rubric to show
+    rubric: ClassVar[Rubric | None] = None
 
     name: str = Field(
         default="custom_judge_rubric",
@@ -226,3 +284,118 @@ class TemplateMetric(BaseModel):
         schema = cls.model_json_schema()
         schema["title"] = cls.schema_title
         return schema
+
+    async def judge_rows(self, rows: Rows) -> Judged:
+        """Render the template per row (the bound span or trace, else the row's fields), ask,
+        and read a score in [0, 1]; a row whose prompt cannot be rendered is that row's error."""
+        variables = [dict(c.bound) if c.bound is not None else c.variables() for c in rows.cases]
+        judge = rows.judge()  # the metric's judge, even when no row renders (the result names it)
+        return judged(self.name, await _judge_template(self, variables, judge), [judge])
+
+
+@dataclass(frozen=True)
+class _Score:
+    value: float
+    rationale: str
+
+
+def _read_score(text: str) -> _Score:
+    """The judge's score and rationale; anything but a number in [0, 1] is refused."""
+    data = extract_json(text, expect=dict)
+    if not isinstance(data, Mapping):
+        raise InvalidAnswer(f"the answer is not a JSON object; answer {_SHAPE}")
+    if "score" not in data:
+        raise InvalidAnswer(f"the answer has no 'score'; answer {_SHAPE}")
+    raw = data["score"]
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise InvalidAnswer(f"score {raw!r} is not a number; answer {_SHAPE}")
+    if not 0.0 <= float(raw) <= 1.0:
+        raise InvalidAnswer(f"score {raw!r} is outside 0.0-1.0; answer {_SHAPE}")
+    rationale = data.get("rationale")
+    if rationale is not None and not isinstance(rationale, str):
+        raise InvalidAnswer(f"rationale {rationale!r} is not text; answer {_SHAPE}")
+    return _Score(float(raw), rationale or "")
+
+
+def _format_name(metric_name: str) -> str:
+    # OpenAI names a response format with [A-Za-z0-9_-]{1,64}
+    return (re.sub(r"[^A-Za-z0-9_-]", "_", metric_name)[:58] or "metric") + "_score"
+
+
+def _metric_judge(metric: TemplateMetric, judge: Judge) -> Judge:
+    """The judge with the metric's call settings applied (the same judge when they match)."""
+    changes: dict[str, Any] = {}
+    if metric.model is not None and metric.model != judge.model:
+        changes["model"] = metric.model
+    if judge.temperature != metric.judge_temperature:
+        changes["temperature"] = metric.judge_temperature
+    if judge.timeout != metric.timeout_seconds:
+        changes["timeout"] = metric.timeout_seconds
+    if judge.max_concurrency != metric.concurrency_limit:
+        changes["max_concurrency"] = metric.concurrency_limit
+    return judge.with_options(**changes) if changes else judge
+
+
+def _template_outcome(ask: Ask) -> Outcome:
+    out = Outcome()
+    out.account(ask.replies)
+    out.raw_output = ask.raw
+    if ask.error is not None or not isinstance(ask.parsed, _Score):
+        out.error = ask.error or "the judge gave no usable answer"
+        return out
+    out.score, out.rationale = ask.parsed.value, ask.parsed.rationale
+    return out
+
+
+def _render_error(exc: TemplateError, template_vars: frozenset[str], row: Mapping[str, Any]) -> str:
+    missing = sorted(template_vars - set(row))
+    if not missing:
+        return str(exc)
+    given = ", ".join(sorted(map(str, row))) or "(none)"
+    return f"{exc} (the template reads {', '.join(missing)}; this row binds: {given})"
+
+
+async def _judge_template(
+    metric: TemplateMetric, variables_list: list[dict[str, Any]], judge: Judge
+) -> list[Outcome]:
+    """Render, ask and read ``metric`` over rows of template variables.
+
+    A template that fails to compile or render (sandbox refusal, undefined name, prompt over
+    ``max_prompt_chars``) fails only its rows, with no judge call; the other rows still score.
+    """
+    outcomes: list[Outcome | None] = [None] * len(variables_list)
+    try:
+        template = compile_template(metric.prompt_template, name=f"{metric.name} prompt_template")
+    except TemplateError as exc:
+        return [Outcome(error=str(exc)) for _ in variables_list]
+    response_format = schemas.response_format(_format_name(metric.name), SCORE_SCHEMA)
+    asks: list[tuple[int, Ask]] = []
+    for i, variables in enumerate(variables_list):
+        try:
+            text = template.render(
+                variables,
+                max_prompt_chars=metric.max_prompt_chars,
+                render_timeout=metric.render_timeout,
+            )
+        except TemplateError as exc:
+            outcomes[i] = Outcome(error=_render_error(exc, template.variables, variables))
+            continue
+        if not text.strip():
+            outcomes[i] = Outcome(
+                error="the template rendered an empty prompt for this row; nothing to judge"
+            )
+            continue
+        messages = [{"role": "user", "content": text + OUTPUT_FORMAT_INSTRUCTION}]
+        asks.append((i, Ask(messages, response_format, 0, _read_score)))
+    if asks:
+        m_judge = _metric_judge(metric, judge)
+        try:
+            await ask_all(
+                [a for _, a in asks], m_judge, TEMPLATE_REASK, desc=f"{metric.name}: judging"
+            )
+        finally:
+            if m_judge is not judge:
+                await m_judge.aclose()
+    for i, ask in asks:
+        outcomes[i] = _template_outcome(ask)
+    return [o if o is not None else Outcome(error="not judged") for o in outcomes]

@@ -327,3 +327,37 @@ def test_the_explanation_shows_the_trace_tree_with_the_judged_span(mock: rl.Judg
         judge=mock,
     )
     assert Explanation(plain).case["trace"] is None
+
+
+# -- the data adapter on its own (no judge) ---------------------------------------------------------
+
+
+def test_trace_cases_binds_each_rows_span_or_trace_for_templates(lisbon: Trace) -> None:
+    from rubriclab.traces import trace_cases
+
+    spans = trace_cases([lisbon], "span")
+    assert len(spans.cases) == len(spans.table) == len(lisbon.spans)
+    assert [c.id for c in spans.cases] == list(spans.table.index)
+    assert [c.bound["input_span"] for c in spans.cases if c.bound] == lisbon.walk()
+    assert spans.meta == {"partition": "span", "traces": [lisbon.trace_id]}
+
+    runs = trace_cases(OTLP_FILE, "trace")
+    (case,) = runs.cases
+    assert case.bound is not None and case.bound["input_trace"].trace_id == lisbon.trace_id
+    assert case.response == lisbon.final_answer  # rubric metrics judge the final answer
+    assert runs.table.index.name == "trace_row"
+
+
+def test_partition_follows_the_template_metrics_and_rubric_metrics_judge_either() -> None:
+    from rubriclab.traces import check_partition, default_partition, is_traces
+
+    rubric_metric = rl.metrics.RubricMetric(rubric=rl.Rubric.checklist(["Helpful?"]), name="h")
+    assert default_partition([SPAN_METRIC]) == "span"
+    assert default_partition([TRACE_METRIC]) == "trace"
+    assert default_partition([SPAN_METRIC, TRACE_METRIC]) == "trace"
+    assert default_partition([rubric_metric]) == "trace"
+    check_partition([rubric_metric, SPAN_METRIC], "span")
+    with pytest.raises(ValueError, match="partition='span'"):
+        check_partition([SPAN_METRIC], "trace")
+    assert is_traces(example_trace()) and is_traces([example_trace()])
+    assert not is_traces([]) and not is_traces(pd.DataFrame({"a": [1]}))

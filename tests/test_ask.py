@@ -1,0 +1,104 @@
+"""The ask-parse-reask loop every judged step uses, over a real HTTP judge server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import rubriclab as rl
+from rubriclab.ask import REASK_MESSAGE, Ask, InvalidAnswer, ask_all, user_messages
+from rubriclab.judges.sync import run_sync
+from rubriclab.parse import extract_json
+from rubriclab.testing import FakeJudgeServer
+from rubriclab.testing.server import ServerReply, completion_body
+
+FORMAT = {"type": "json_schema", "json_schema": {"name": "t", "schema": {"type": "object"}}}
+
+
+def _read_number(text: str) -> int:
+    data = extract_json(text, expect=dict)
+    if not isinstance(data, dict) or not isinstance(data.get("n"), int):
+        raise InvalidAnswer("no integer 'n'")
+    return int(data["n"])
+
+
+def _ask(text: str = "give n") -> Ask:
+    return Ask(user_messages(text), FORMAT, 0, _read_number)
+
+
+def _judge(server: FakeJudgeServer) -> rl.Judge:
+    return rl.Judge(server.url, model="m", max_retries=0, cache=False)
+
+
+def test_a_good_answer_is_read_once() -> None:
+    with FakeJudgeServer(lambda body: json.dumps({"n": 7})) as server:
+        ask = _ask()
+        run_sync(ask_all([ask], _judge(server), reask=1, desc="t"))
+        assert ask.parsed == 7 and ask.error is None
+        assert len(server.requests) == 1 and ask.raw == '{"n": 7}'
+
+
+def test_an_unreadable_answer_is_asked_again_with_the_reason_in_the_conversation() -> None:
+    answers = iter(["not json at all", json.dumps({"n": "x"}), json.dumps({"n": 3})])
+    with FakeJudgeServer(lambda body: next(answers)) as server:
+        ask = _ask()
+        run_sync(ask_all([ask], _judge(server), reask=2, desc="t"))
+        assert ask.parsed == 3 and ask.error is None and len(ask.replies) == 3
+        last = server.requests[-1]["messages"]
+        assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
+        assert last[-1]["content"] == REASK_MESSAGE.format(reason="no integer 'n'")
+
+
+def test_after_the_last_reask_the_row_keeps_its_error_and_raw_answer() -> None:
+    with FakeJudgeServer(lambda body: "still not json") as server:
+        ask = _ask()
+        run_sync(ask_all([ask], _judge(server), reask=1, desc="t"))
+        assert ask.parsed is None and len(server.requests) == 2
+        assert ask.error is not None and ask.error.startswith("unreadable judge answer")
+        assert ask.raw == "still not json"
+
+
+def test_a_failed_call_is_recorded_and_not_reasked() -> None:
+    reply = ServerReply(400, {"error": {"message": "context too long"}})
+    with FakeJudgeServer(lambda body: reply) as server:
+        ask = _ask()
+        run_sync(ask_all([ask], _judge(server), reask=3, desc="t"))
+        assert len(server.requests) == 1
+        assert ask.error is not None and "judge call failed" in ask.error
+
+
+def test_a_cut_off_answer_is_asked_again_with_a_larger_max_tokens() -> None:
+    def respond(body: dict[str, Any]) -> Any:
+        if body.get("max_tokens", 0) < 2000:
+            full = completion_body(body, '{"n": 1', 0)
+            full["choices"][0]["finish_reason"] = "length"
+            return full
+        return json.dumps({"n": 1})
+
+    with FakeJudgeServer(respond) as server:
+        ask = _ask()
+        judge = rl.Judge(server.url, model="m", max_retries=0, cache=False, max_tokens=1000)
+        run_sync(ask_all([ask], judge, reask=1, desc="t"))
+        assert ask.parsed == 1 and ask.error is None
+        assert [r.get("max_tokens") for r in server.requests] == [1000, 2024]
+
+
+@pytest.mark.parametrize("media", [False, True])
+def test_user_messages_carry_a_cases_images_as_content_parts(media: bool) -> None:
+    from rubriclab.data import to_cases
+
+    png = "data:image/png;base64,iVBORw0KGgo="
+    frame = {"prompt": ["look"], "response": ["ok"]}
+    if media:
+        frame["image"] = [png]
+    import pandas as pd
+
+    case = to_cases(pd.DataFrame(frame))[0]
+    content = user_messages("hello", case)[0]["content"]
+    if media:
+        assert content[0] == {"type": "text", "text": "hello"}
+        assert content[1]["type"] == "image_url"
+    else:
+        assert content == "hello"
