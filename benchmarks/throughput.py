@@ -11,12 +11,25 @@ prints wall, ideal, wall/ideal, wall/floor, client CPU ms per call, peak in flig
 server) and peak RSS. Then a cached re-run of 10,000 calls from an SQLite cache file.
 Targets (issue 9): wall/floor <= 1.10 and CPU/call <= 1.25 x floor; peak == concurrency;
 cached re-run of 10,000 calls < 2 s.
+
+Then (c) "closer to the wire" (issue 16): 2,000 rows of a 6-question checklist, 20 ms judge, 64
+in flight, each variant sending the very requests ``evaluate`` sends (recorded once first):
+  raw aiohttp  one aiohttp.ClientSession + a semaphore, no rubriclab: the floor
+  judge.map    Judge.map on those requests (engine, cache, progress bar: the defaults)
+  evaluate     rl.evaluate(df, [RubricMetric(checklist)]): render, call, parse, score, table
+It prints wall, process CPU ms per call, both as ratios to the floor, and, from the server's
+clock, how long after the call the first request arrived and how long after the last answer
+left the call returned. Targets: evaluate wall <= 1.25 x floor, CPU/call <= 1.5 x floor, first
+request <= 50 ms after the call. ``--wire`` runs (c) only.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
+import io
 import json
 import os
 import resource
@@ -88,7 +101,184 @@ async def _floor(url: str, n: int, concurrency: int, kind: str) -> int:
     return sum(1 for a in answers if a)
 
 
+# -- (c) closer to the wire ---------------------------------------------------------------------
+
+WIRE = (2000, 64, 0.020)
+QUESTIONS = [
+    "Does the response state the deadline for code completion (August 15th)?",
+    "Does the response say who leads the marketing campaign (Chloe)?",
+    "Does the response give the campaign start date (August 1st)?",
+    "Does the response mention the weekly progress reports?",
+    "Is the response shorter than the transcript it summarises?",
+    "Is the response free of facts that are not in the transcript?",
+]
+
+
+def wire_frame(rows: int) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "prompt": [
+                f"Summarize meeting {i}: 'The deadline for code completion is August 15th. "
+                "Marketing, led by Chloe, begins on August 1st. All teams must provide weekly "
+                "progress reports.'"
+                for i in range(rows)
+            ],
+            "response": [
+                f"Meeting {i}: code is due August 15th; Chloe's marketing starts August 1st; "
+                "teams report weekly."
+                for i in range(rows)
+            ],
+        }
+    )
+
+
+def wire_evaluate(url: str, rows: int, concurrency: int) -> tuple[Any, Any]:
+    """The judge and metric of the evaluate variant (built before the clock starts)."""
+    import rubriclab as rl
+
+    judge = rl.Judge(url, model="m", max_concurrency=concurrency)
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(QUESTIONS))
+    return judge, metric
+
+
+def record_bodies(rows: int, concurrency: int, path: str) -> None:
+    """Run evaluate once against an in-process fake judge and save the bodies it sent."""
+    import rubriclab as rl
+    from rubriclab.testing import FakeJudgeServer
+
+    with FakeJudgeServer() as server, contextlib.redirect_stderr(io.StringIO()):
+        judge, metric = wire_evaluate(server.url, rows, concurrency)
+        rl.evaluate(wire_frame(rows), [metric], judge=judge)
+        bodies = list(server.requests)
+    Path(path).write_text(json.dumps(bodies))
+
+
+async def _raw_aiohttp(url: str, bodies: list[dict[str, Any]], concurrency: int) -> int:
+    import aiohttp
+
+    sem = asyncio.Semaphore(concurrency)
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one(body: dict[str, Any]) -> str:
+            async with sem, session.post(f"{url}/chat/completions", json=body) as response:
+                response.raise_for_status()
+                text: str = (await response.json())["choices"][0]["message"]["content"]
+                return text
+
+        answers = await asyncio.gather(*(one(b) for b in bodies))
+    return sum(1 for a in answers if a)
+
+
+def wire_worker(args: argparse.Namespace) -> None:
+    variant = args.worker.split(":")[1]
+    rows, concurrency = args.n, args.c
+    bodies: list[dict[str, Any]] = json.loads(Path(args.bodies).read_text())
+    frame: Any = None
+    if variant != "raw":
+        import pandas  # noqa: F401  # a notebook that evaluates has pandas loaded
+
+        from rubriclab.judges import Request
+
+        requests = [Request(b["messages"], b.get("response_format")) for b in bodies]
+        judge, metric = wire_evaluate(args.url, rows, concurrency)
+        frame = wire_frame(rows)
+    gc.collect()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if variant == "raw":
+        ok = asyncio.run(_raw_aiohttp(args.url, bodies, concurrency))
+    elif variant == "map":
+        ok = sum(1 for r in judge.map(requests) if r.ok)
+    else:
+        import rubriclab as rl
+
+        result = rl.evaluate(frame, [metric], judge=judge)
+        ok = int(result.table["chk/error"].isna().sum())
+    wall1, cpu1 = time.perf_counter(), time.process_time()
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = {"wall": wall1 - wall0, "cpu": cpu1 - cpu0, "ok": ok, "rss_mb": rss_mb}
+    print(json.dumps({**out, "t0": wall0, "t1": wall1}))
+
+
+@dataclass
+class Wire:
+    wall: float
+    cpu: float
+    ok: int
+    first: float
+    tail: float
+    peak: int
+
+
+def measure_wire(server: Server, variant: str, bodies: str) -> Wire:
+    n, c, _ = WIRE
+    server.reset()
+    cmd = [PY, __file__, "--worker", f"wire:{variant}", "--url", server.url]
+    cmd += ["--n", str(n), "--c", str(c), "--bodies", bodies]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    stats: dict[str, Any] = server.stats()
+    return Wire(
+        data["wall"],
+        data["cpu"],
+        data["ok"],
+        stats["answered_from"] - data["t0"],
+        data["t1"] - stats["finished_until"],
+        stats["peak_in_flight"],
+    )
+
+
+def drive_wire(repeats: int) -> None:
+    n, c, latency = WIRE
+    variants = ("raw", "map", "evaluate")
+    with tempfile.TemporaryDirectory() as tmp:
+        bodies = str(Path(tmp) / "bodies.json")
+        record_bodies(n, c, bodies)
+        server = Server(latency)
+        try:
+            runs: list[dict[str, Wire]] = []
+            for _ in range(repeats):  # interleaved, so the machine's drift hits all alike
+                runs.append({v: measure_wire(server, v, bodies) for v in variants})
+        finally:
+            server.close()
+    print(
+        f"\n(c) closer to the wire: evaluate's {n} requests (6-question checklist), "
+        f"latency {latency * 1000:.0f} ms, {c} in flight; ideal {n * latency / c:.3f} s"
+    )
+    print(
+        f"{'run':<5}{'variant':<12}{'wall s':>8}{'w/floor':>8}{'cpu ms/call':>12}"
+        f"{'cpu/floor':>10}{'first ms':>9}{'tail ms':>8}{'peak':>6}{'ok':>6}"
+    )
+    ratios: dict[str, list[tuple[float, float]]] = {v: [] for v in variants}
+    for k, run in enumerate(runs, 1):
+        floor = run["raw"]
+        for v in variants:
+            m = run[v]
+            rw, rc = m.wall / floor.wall, m.cpu / floor.cpu
+            ratios[v].append((rw, rc))
+            print(
+                f"{k:<5}{v:<12}{m.wall:>8.3f}{rw:>8.2f}{m.cpu / n * 1000:>12.3f}{rc:>10.2f}"
+                f"{m.first * 1000:>9.1f}{m.tail * 1000:>8.1f}{m.peak:>6}{m.ok:>6}"
+            )
+    for v in variants[1:]:
+        walls = [r[0] for r in ratios[v]]
+        cpus = [r[1] for r in ratios[v]]
+        firsts = [run[v].first * 1000 for run in runs]
+        print(
+            f"{v}: wall {min(walls):.2f}-{max(walls):.2f}x floor, CPU/call "
+            f"{min(cpus):.2f}-{max(cpus):.2f}x, first request {min(firsts):.0f}-"
+            f"{max(firsts):.0f} ms after the call"
+        )
+    print("targets: evaluate wall <= 1.25x, CPU/call <= 1.5x, first request <= 50 ms")
+
+
 def worker(args: argparse.Namespace) -> None:
+    if args.worker.startswith("wire:"):
+        wire_worker(args)
+        return
     kind, transport = args.worker.split(":")
     if kind != "floor":
         import pandas  # noqa: F401  # a notebook that evaluates has pandas loaded
@@ -186,6 +376,7 @@ def median(runs: list[Measure]) -> Measure:
 
 
 def have_aiohttp() -> bool:
+    """httpx-aiohttp (the floor:aiohttp variant's transport) is not a rubriclab dependency."""
     try:
         import httpx_aiohttp  # noqa: F401
     except ImportError:
@@ -194,7 +385,11 @@ def have_aiohttp() -> bool:
 
 
 def drive(args: argparse.Namespace) -> None:
-    variants = [v for v in VARIANTS if have_aiohttp() or not v.endswith("aiohttp")]
+    if args.wire:
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeats={args.repeats}")
+        drive_wire(args.repeats)
+        return
+    variants = [v for v in VARIANTS if have_aiohttp() or v != "floor:aiohttp"]
     settings = SETTINGS[1:] if args.quick else SETTINGS
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeats={args.repeats}")
     head = (
@@ -235,6 +430,7 @@ def drive(args: argparse.Namespace) -> None:
         f"{again.ok} answered from cache, {again.calls} calls reached the server "
         f"(first run: {first.wall:.2f} s, {first.calls} calls)"
     )
+    drive_wire(args.repeats)
 
 
 def main() -> None:
@@ -245,7 +441,9 @@ def main() -> None:
     p.add_argument("--url", help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, help=argparse.SUPPRESS)
     p.add_argument("--c", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--wire", action="store_true", help="section (c) only")
     p.add_argument("--cache", help=argparse.SUPPRESS)
+    p.add_argument("--bodies", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         worker(args)

@@ -7,6 +7,7 @@ import asyncio
 import time
 import warnings
 from collections import defaultdict
+from collections.abc import Iterator
 from email.utils import formatdate
 from typing import Any
 
@@ -665,3 +666,43 @@ def test_a_data_error_in_a_plain_script_is_raised_alone(tmp_path: Any) -> None:
     assert "no 'response' column" in done.stderr
     assert "During handling of the above exception" not in done.stderr
     assert "no running event loop" not in done.stderr
+
+
+# -- streamed input and per-answer callbacks (issue 16) ---------------------------------------
+
+
+def test_on_reply_sees_every_answer_once_as_it_is_final(fake_judge: FakeJudgeServer) -> None:
+    fake_judge.responder = lambda body: f"answer to {content(body)}"
+    judge = judge_for(fake_judge, max_concurrency=4)
+    judge.map(["a", "b"], progress=False)  # answered from the cache below
+    questions = ["a", "x", "y", "x", "b", "z", "y"]  # repeats are made once
+    seen: dict[int, str | None] = {}
+
+    def on_reply(i: int, reply: Any) -> None:
+        assert i not in seen  # each answer once
+        seen[i] = reply.text
+
+    replies = judge.map(questions, progress=False, on_reply=on_reply)
+    assert seen == {i: r.text for i, r in enumerate(replies)}
+    assert [seen[i] for i in range(len(questions))] == [f"answer to {q}" for q in questions]
+    assert fake_judge.calls == 2 + 3  # a, b before; x, y, z now
+    assert judge.last_run.cached == 4
+
+
+def test_a_lazy_source_is_pulled_as_calls_start(fake_judge: FakeJudgeServer) -> None:
+    fake_judge.latency = 0.02
+    arrived_before_last: list[int] = []
+
+    def questions() -> Iterator[str]:
+        for i in range(100):
+            if i == 99:  # the last prompt is built only once calls are under way
+                arrived_before_last.append(fake_judge.calls)
+            yield f"q{i}"
+
+    judge = judge_for(fake_judge, max_concurrency=4)
+    replies = judge.map(questions(), progress=False, total=100)
+    assert [r.text is not None for r in replies] == [True] * 100
+    assert fake_judge.calls == 100
+    # the first chunk (8 requests) is taken whole before the next is built: with 4 in
+    # flight, at least 4 calls had reached the server before the last prompt existed
+    assert arrived_before_last and arrived_before_last[0] >= 4

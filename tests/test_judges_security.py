@@ -269,3 +269,18 @@ def test_a_base_url_variable_carrying_credentials_is_refused(
     monkeypatch.setenv("OPENAI_BASE_URL", "https://u:p4ssw0rd@proxy.example.com/v1")
     with pytest.raises(JudgeConfigError, match=r"\$OPENAI_BASE_URL carries credentials"):
         Judge("openai:gpt-4o-mini")
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_a_redirect_is_not_followed_so_the_key_stays_with_its_endpoint(
+    transport: str,
+) -> None:
+    with FakeJudgeServer() as elsewhere, FakeJudgeServer() as server:
+        server.responder = lambda body: ServerReply(
+            307, {"error": {"message": "moved"}}, {"location": f"{elsewhere.url}/chat/completions"}
+        )
+        judge = Judge(server.url, model="m", api_key=SENTINEL, transport=transport)
+        reply = judge.complete("x")
+        assert reply.error is not None and reply.error.status == 307
+        assert server.calls == 1 and elsewhere.calls == 0
+        assert not leaks(reply)

@@ -11,7 +11,7 @@ happens, the replies and the last error stay on the :class:`Ask`, so the row kee
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,55 +73,96 @@ def user_messages(text: str, case: Case | None = None) -> list[dict[str, Any]]:
     return [{"role": "user", "content": parts}]
 
 
-async def ask_all(asks: Sequence[Ask], judge: Judge, reask: int, desc: str) -> None:
-    """Ask every question; re-ask unreadable or cut-off answers up to ``reask`` more times."""
-    pending = list(asks)
-    history: dict[int, list[dict[str, Any]]] = {id(a): list(a.messages) for a in asks}
-    for round_no in range(reask + 1):
+async def ask_all(
+    asks: Iterable[Ask],
+    judge: Judge,
+    reask: int,
+    desc: str,
+    *,
+    total: int | None = None,
+    done: Callable[[Ask], None] | None = None,
+) -> None:
+    """Ask every question; re-ask unreadable or cut-off answers up to ``reask`` more times.
+
+    ``asks`` may be lazy (a generator that renders each prompt when the engine asks for the
+    next request): the first calls then leave before the rest are built, and each answer is
+    read (parsed, validated, scored) as it arrives, while later calls are in flight.
+    ``done(ask)`` is called as a question is settled (read, or failed for good); one still
+    unreadable after the last re-ask is left to the caller. ``total`` sizes the progress bar.
+    """
+    taken: list[Ask] = []
+    history: dict[int, list[dict[str, Any]]] = {}  # the conversation of a re-asked question
+    retry: list[Ask] = []
+
+    def request(ask: Ask) -> Request:
+        return Request(
+            history.get(id(ask), ask.messages),
+            response_format=ask.response_format,
+            sample=ask.sample,
+            params=ask.params,
+        )
+
+    def requests() -> Iterator[Request]:
+        for ask in asks:
+            taken.append(ask)
+            yield request(ask)
+
+    def answered(k: int, reply: Reply) -> None:
+        ask = taken[k]
+        if _take(ask, reply, judge, history, retry) and done is not None:
+            done(ask)
+
+    if total is None and isinstance(asks, Sized):
+        total = len(asks)
+    await judge.amap(requests(), desc=desc, on_reply=answered, total=total)
+    for _ in range(reask):
+        pending, retry = retry, []
         if not pending:
             return
-        requests = [
-            Request(
-                history[id(a)], response_format=a.response_format, sample=a.sample, params=a.params
-            )
-            for a in pending
-        ]
-        label = desc if round_no == 0 else f"{desc} (re-asking {len(pending)})"
-        replies = await judge.amap(requests, desc=label)
-        retry: list[Ask] = []
+        label = f"{desc} (re-asking {len(pending)})"
+        replies = await judge.amap([request(a) for a in pending], desc=label)
         for ask, reply in zip(pending, replies, strict=True):
-            ask.replies.append(reply)
-            if reply.error is not None:
-                failed = f"judge call failed: {reply.error}"
-                cut = ask.error if ask.error and ask.error.startswith(_CUT_OFF) else None
-                ask.error = (
-                    f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
-                )
-                continue  # the engine already retried transport errors; do not re-ask
-            if reply.finish_reason == "length":
-                # a cut-off answer is never scored, however much of it parses: ask the same
-                # question again with room to finish (the cut text stays as the raw output)
-                ask.error = _cut_off_message(reply, judge, ask.params)
-                ask.params = {
-                    **ask.params,
-                    "max_tokens": _larger_max_tokens(reply, judge, ask.params),
-                }
-                retry.append(ask)
-                continue
-            text = reply.text or ""
-            try:
-                ask.parsed = ask.read(text)
-                ask.error = None
-            except (ParseError, InvalidAnswer, ScoreError) as exc:
-                reason = exc.args[0] if exc.args else type(exc).__name__
-                ask.error = f"unreadable judge answer: {reason}"
-                history[id(ask)] = [
-                    *history[id(ask)],
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
-                ]
-                retry.append(ask)
-        pending = retry
+            if _take(ask, reply, judge, history, retry) and done is not None:
+                done(ask)
+
+
+def _take(
+    ask: Ask,
+    reply: Reply,
+    judge: Judge,
+    history: dict[int, list[dict[str, Any]]],
+    retry: list[Ask],
+) -> bool:
+    """Record ``reply`` on ``ask``: read (True), failed for good (True), or queued to be
+    asked again (False)."""
+    ask.replies.append(reply)
+    if reply.error is not None:
+        failed = f"judge call failed: {reply.error}"
+        cut = ask.error if ask.error and ask.error.startswith(_CUT_OFF) else None
+        ask.error = f"{cut}; asking again with a larger max_tokens: {failed}" if cut else failed
+        return True  # the engine already retried transport errors; do not re-ask
+    if reply.finish_reason == "length":
+        # a cut-off answer is never scored, however much of it parses: ask the same
+        # question again with room to finish (the cut text stays as the raw output)
+        ask.error = _cut_off_message(reply, judge, ask.params)
+        ask.params = {**ask.params, "max_tokens": _larger_max_tokens(reply, judge, ask.params)}
+        retry.append(ask)
+        return False
+    text = reply.text or ""
+    try:
+        ask.parsed = ask.read(text)
+        ask.error = None
+        return True
+    except (ParseError, InvalidAnswer, ScoreError) as exc:
+        reason = exc.args[0] if exc.args else type(exc).__name__
+        ask.error = f"unreadable judge answer: {reason}"
+        history[id(ask)] = [
+            *history.get(id(ask), ask.messages),
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": REASK_MESSAGE.format(reason=reason)},
+        ]
+        retry.append(ask)
+        return False
 
 
 def _cut_off_message(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -300,6 +300,7 @@ async def _critique(
     plan: Callable[[Case, Rubric], list[Ask]],
     finish: Callable[[Sequence[Ask], Rubric], Outcome],
     desc: str,
+    per_case: int,
 ) -> list[Outcome]:
     """Plan each judgeable case's jobs, run them all through the engine, finish each case.
 
@@ -308,18 +309,41 @@ async def _critique(
     """
     outcomes: list[Outcome | None] = [None] * len(cases)
     jobs: list[list[Ask]] = [[] for _ in cases]
-    for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
-        why = _unjudgeable(
-            case, rubric, missing[i] if missing else None, need_baseline=need_baseline
-        )
-        if why or rubric is None:
-            outcomes[i] = Outcome(error=why)
-            continue
-        try:
-            jobs[i] = plan(case, rubric)
-        except (TemplateError, MediaError) as exc:  # this row only: the run goes on
-            outcomes[i] = Outcome(error=str(exc))
-    await ask_all([j for js in jobs for j in js], judge, metric.reask, desc=desc)
+    why = [
+        _unjudgeable(case, rubric, missing[i] if missing else None, need_baseline=need_baseline)
+        for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True))
+    ]
+    case_of: dict[int, int] = {}  # id(ask) -> its case
+    unsettled = [0] * len(cases)
+
+    def planned() -> Iterator[Ask]:
+        # rendered as the engine asks for the next request, so the first calls leave at once
+        for i, (case, rubric) in enumerate(zip(cases, rubrics, strict=True)):
+            if why[i] or rubric is None:
+                outcomes[i] = Outcome(error=why[i])
+                continue
+            try:
+                jobs[i] = plan(case, rubric)
+            except (TemplateError, MediaError) as exc:  # this row only: the run goes on
+                outcomes[i] = Outcome(error=str(exc))
+                continue
+            unsettled[i] = len(jobs[i])
+            for job in jobs[i]:
+                case_of[id(job)] = i
+            yield from jobs[i]
+
+    def settled(job: Ask) -> None:
+        # a case is finished (scored) as its last answer arrives, while others are in flight
+        i = case_of[id(job)]
+        unsettled[i] -= 1
+        rubric = rubrics[i]
+        if unsettled[i] == 0 and rubric is not None:
+            outcomes[i] = finish(jobs[i], rubric)
+
+    judgeable = sum(1 for i, r in enumerate(rubrics) if not why[i] and r is not None)
+    await ask_all(
+        planned(), judge, metric.reask, desc=desc, total=judgeable * per_case, done=settled
+    )
     out: list[Outcome] = []
     for outcome, js, rubric in zip(outcomes, jobs, rubrics, strict=True):
         if outcome is None:
@@ -387,6 +411,7 @@ async def critique_pointwise(
         plan=plan,
         finish=_pointwise_outcome,
         desc=f"{metric.name}: critique",
+        per_case=metric.samples,
     )
 
 
@@ -496,6 +521,7 @@ async def critique_pairwise(
         plan=plan,
         finish=_pairwise_outcome,
         desc=f"{metric.name}: pairwise critique",
+        per_case=2,
     )
 
 

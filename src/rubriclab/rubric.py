@@ -171,7 +171,8 @@ class Criterion(BaseModel):
     # -- derived views ---------------------------------------------------------------------------
     @property
     def is_yes_no(self) -> bool:
-        return [lv.score for lv in self.levels] == [0, 1]
+        levels = self.levels  # asked per answer read: no list built
+        return len(levels) == 2 and levels[0].score == 0 and levels[1].score == 1
 
     @property
     def question(self) -> str:

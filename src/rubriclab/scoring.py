@@ -104,6 +104,10 @@ def coerce_level(criterion: Criterion, value: Any) -> int | str:
     Accepts integers (and integral floats or digit strings), booleans and YES/NO words for
     yes/no criteria, and ``{"score": n}`` / ``{"level": n}`` / ``{"verdict": "YES"}`` mappings.
     """
+    if type(value) is int:  # the common case (a level already read): no ABC checks
+        if value in criterion.scores:
+            return value
+        return f"{criterion.name}: {value} outside {_range_text(criterion)}"
     if isinstance(value, Mapping):
         for key in ("score", "level", "verdict", "answer"):
             if key in value:
@@ -115,10 +119,8 @@ def coerce_level(criterion: Criterion, value: Any) -> int | str:
         return f"{criterion.name}: {value!r} is not a level ({_range_text(criterion)})"
     if isinstance(value, str):
         word = value.strip().strip("[]*.").strip().lower()
-        if criterion.is_yes_no and word in _YES:
-            return 1
-        if criterion.is_yes_no and word in _NO:
-            return 0
+        if (word in _YES or word in _NO) and criterion.is_yes_no:
+            return 1 if word in _YES else 0
         try:
             value = float(word)
         except ValueError:
@@ -150,15 +152,16 @@ def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
     clip keeps the score in [0, 1] and it stays monotone: a better level never lowers it, a
     penalty met never raises it. Critical criteria are checked before the total.
     """
-    missing = [f"{name}: missing" for name in rubric.names if name not in levels]
-    known = set(rubric.names)
-    unknown = [f"{name}: not in the rubric" for name in levels if name not in known]
+    by_name = {c.name: c for c in rubric.criteria}
+    missing = [f"{name}: missing" for name in by_name if name not in levels]
+    unknown = [f"{name}: not in the rubric" for name in levels if name not in by_name]
     checked: dict[str, int] = {}
     bad: list[str] = []
     for name, value in levels.items():
-        if name not in known:
+        criterion = by_name.get(name)
+        if criterion is None:
             continue
-        level = coerce_level(rubric[name], value)
+        level = coerce_level(criterion, value)
         if isinstance(level, str):
             bad.append(level)
         else:

@@ -78,8 +78,10 @@ class _NoBars:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._judge, name)
 
-    async def amap(self, requests: Any, progress: bool = True, desc: str = "judging") -> Any:
-        return await self._judge.amap(requests, progress=False, desc=desc)
+    async def amap(
+        self, requests: Any, progress: bool = True, desc: str = "judging", **kw: Any
+    ) -> Any:
+        return await self._judge.amap(requests, progress=False, desc=desc, **kw)
 
 
 async def run_metrics(

@@ -85,18 +85,44 @@ class ResponseCache(Protocol):
 CacheArg = Union[None, bool, str, "os.PathLike[str]", ResponseCache]
 
 
-def cache_key(endpoint: str, model: str, request: Request, settings: Mapping[str, Any]) -> str:
-    """Hex digest of everything that can change the answer (never the key or headers)."""
-    material = [
-        endpoint,
-        model,
-        request.messages,
-        request.response_format,
-        request.sample,
-        {**settings, **request.params},
-    ]
-    blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+def cache_key(
+    endpoint: str,
+    model: str,
+    request: Request,
+    settings: Mapping[str, Any],
+    memo: dict[int, tuple[Any, str]] | None = None,
+) -> str:
+    """Hex digest of everything that can change the answer (never the key or headers).
+
+    ``memo`` (one run's, never kept across runs) holds the JSON of each response_format
+    object already seen: a run's requests share one schema, and writing it out again for
+    every request cost as much as the rest of the key. The digest is the same either way.
+    """
+    fmt = request.response_format
+    if memo is None or fmt is None:
+        fmt_json = _key_json(fmt)
+    else:
+        seen = memo.get(id(fmt))
+        if seen is None or seen[0] is not fmt:
+            seen = (fmt, _key_json(fmt))  # the object is kept, so its id is not reused
+            memo[id(fmt)] = seen
+        fmt_json = seen[1]
+    # the JSON of the list [endpoint, model, messages, response_format, sample, settings]
+    blob = ",".join(
+        (
+            _key_json(endpoint),
+            _key_json(model),
+            _key_json(request.messages),
+            fmt_json,
+            _key_json(request.sample),
+            _key_json({**settings, **request.params}),
+        )
+    )
+    return hashlib.sha256(f"[{blob}]".encode()).hexdigest()
+
+
+def _key_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def default_cache_path() -> Path:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import itertools
 import logging
 import random
 import sys
@@ -23,7 +24,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -314,6 +315,94 @@ class _LoopState:
     failed_attempts: dict[str, int] = field(default_factory=dict)
 
 
+class _Run:
+    """One ``Engine.run``'s requests and answers, taken from the source a chunk at a time.
+
+    Each chunk is keyed and looked up in the cache in one query; hits and repeats of a call
+    already made in this run are answered without a call. Chunks start small (the first call
+    leaves at once) and grow while building them stays cheap (a chunk of lazily rendered
+    prompts holds the event loop while it renders, so it must stay short).
+    """
+
+    FIRST_CHUNK = 8
+    MAX_CHUNK = 1024
+    CHUNK_SECONDS = 0.005
+
+    def __init__(
+        self,
+        engine: Engine,
+        source: Iterator[Request],
+        on_reply: Callable[[int, Reply], None] | None,
+    ) -> None:
+        self.engine = engine
+        self.source = source
+        self.on_reply = on_reply
+        self.requests: list[Request] = []
+        self.keys: list[str] = []
+        self.results: list[Reply | None] = []
+        self.bar: Any = None
+        self._first: dict[str, int] = {}
+        self._copies: dict[int, list[int]] = {}
+        self._formats: dict[int, tuple[Any, str]] = {}  # cache_key's memo, for this run only
+
+    def feed(self) -> Iterator[int]:
+        """Indexes of the requests that need a call, pulling the source as they are taken."""
+        engine = self.engine
+        cache = engine.cache
+        size = self.FIRST_CHUNK
+        while True:
+            began = time.perf_counter()
+            chunk = list(itertools.islice(self.source, size))
+            if not chunk:
+                return
+            base = len(self.requests)
+            self.requests.extend(chunk)
+            self.results.extend([None] * len(chunk))
+            fresh: list[int] = []
+            if cache is None:
+                fresh = list(range(base, base + len(chunk)))
+            else:
+                keys = [engine.key(r, self._formats) for r in chunk]
+                self.keys.extend(keys)
+                hits = cache.get_many(set(keys))
+                for i, key in enumerate(keys, base):
+                    entry = hits.get(key)
+                    original = self._first.get(key)
+                    if entry is not None:
+                        self.settle(i, engine._reply_from_cache(entry))
+                    elif original is None:
+                        self._first[key] = i
+                        fresh.append(i)
+                    elif self.results[original] is not None:
+                        self.settle(i, _repeat(self.results[original]))
+                    else:  # same call twice in one run: make it once, answer both
+                        self._copies.setdefault(original, []).append(i)
+            took = time.perf_counter() - began
+            if took < self.CHUNK_SECONDS:
+                size = min(size * 2, self.MAX_CHUNK)
+            elif took > 2 * self.CHUNK_SECONDS:
+                size = max(size // 2, self.FIRST_CHUNK)
+            yield from fresh
+
+    def settle(self, i: int, reply: Reply) -> None:
+        """Request ``i`` has its final answer (and so has every repeat of it)."""
+        self.results[i] = reply
+        if self.bar is not None:
+            self.bar.update(1)
+        if self.on_reply is not None:
+            self.on_reply(i, reply)
+        for copy in self._copies.pop(i, ()):
+            self.settle(copy, _repeat(reply))
+
+
+def _repeat(original: Reply | None) -> Reply:
+    """The answer to a call repeated within one run: the first one's, marked cached."""
+    assert original is not None
+    if original.ok:
+        return replace(original, cached=True, attempts=0, latency=0.0)
+    return original
+
+
 class Engine:
     """Runs requests for one judge: per-loop sessions and limits, retries, cache, accounting."""
 
@@ -396,8 +485,8 @@ class Engine:
         if state is not None:
             await state.session.aclose()
 
-    def key(self, request: Request) -> str:
-        return cache_key(self.endpoint_id, self.model, request, self.settings)
+    def key(self, request: Request, memo: dict[int, tuple[Any, str]] | None = None) -> str:
+        return cache_key(self.endpoint_id, self.model, request, self.settings, memo)
 
     # -- one call ------------------------------------------------------------------------
     def _cost(self, usage: Usage, model: str) -> float | None:
@@ -521,63 +610,52 @@ class Engine:
 
     # -- many calls ----------------------------------------------------------------------
     async def run(
-        self, requests: Sequence[Request], *, progress: bool = True, desc: str = "judging"
+        self,
+        requests: Iterable[Request],
+        *,
+        progress: bool = True,
+        desc: str = "judging",
+        on_reply: Callable[[int, Reply], None] | None = None,
+        total: int | None = None,
     ) -> list[Reply]:
-        """Answer every request, in input order; failures come back as replies with errors."""
-        started = time.perf_counter()
-        total = len(requests)
-        results: list[Reply | None] = [None] * total
-        cache = self.cache
-        keys: list[str] = []
-        todo: list[int] = []
-        copies: dict[int, int] = {}
-        if cache is not None:
-            keys = [self.key(r) for r in requests]
-            hits = cache.get_many(set(keys))
-            first: dict[str, int] = {}
-            for i, key in enumerate(keys):
-                entry = hits.get(key)
-                if entry is not None:
-                    results[i] = self._reply_from_cache(entry)
-                elif key in first:
-                    copies[i] = first[key]  # same call twice in one run: make it once
-                else:
-                    first[key] = i
-                    todo.append(i)
-        else:
-            todo = list(range(total))
+        """Answer every request, in input order; failures come back as replies with errors.
 
-        bar = _progress_bar(total, total - len(todo), desc) if progress else None
-        state = await self._state() if todo else None
-        failed_before = dict(state.failed_attempts) if state is not None else {}
+        ``requests`` may be lazy (a generator that renders each prompt when asked): they are
+        pulled a small chunk at a time as calls start, so the first call leaves before the
+        rest exist and building them overlaps waiting for answers. ``on_reply(i, reply)``
+        is called as each answer is final (a fresh call, a cache hit, or a repeat of a call
+        made earlier in the run), so callers can use it while the rest are in flight.
+        ``total`` sizes the progress bar when ``requests`` has no length.
+        """
+        started = time.perf_counter()
+        if total is None and isinstance(requests, Sized):
+            total = len(requests)
+        run = _Run(self, iter(requests), on_reply)
+        bar = _progress_bar(total, 0, desc) if progress and total is not None else None
+        run.bar = bar
+        state = await self._state()
+        failed_before = dict(state.failed_attempts)
         interrupted = False
         try:
-            if state is not None:
-                await self._work(state, requests, todo, results, keys, bar)
+            await self._work(state, run, total)
         except (asyncio.CancelledError, KeyboardInterrupt):
             interrupted = True
             raise
         finally:
             if bar is not None:
+                if bar.total != len(run.results):  # a lazy source gave fewer than announced
+                    bar.total = len(run.results)
+                    bar.refresh()
                 bar.close()
-            for i, j in copies.items():
-                if results[j] is not None:
-                    original = results[j]
-                    assert original is not None
-                    results[i] = (
-                        replace(original, cached=True, attempts=0, latency=0.0)
-                        if original.ok
-                        else original
-                    )
+            results = run.results
             stats = summarize(results, time.perf_counter() - started)
-            if state is not None:
-                stats.peak_in_flight = state.limit.peak
-                stats.throttles = state.limit.throttles
-                stats.failed_attempts = {
-                    k: v - failed_before.get(k, 0)
-                    for k, v in state.failed_attempts.items()
-                    if v > failed_before.get(k, 0)
-                }
+            stats.peak_in_flight = state.limit.peak
+            stats.throttles = state.limit.throttles
+            stats.failed_attempts = {
+                k: v - failed_before.get(k, 0)
+                for k, v in state.failed_attempts.items()
+                if v > failed_before.get(k, 0)
+            }
             stats.interrupted = interrupted
             scope = _scope.get()
             if scope is not None:
@@ -587,35 +665,35 @@ class Engine:
                 scope.stats[id(self)] = stats
             self.last_run = stats
             if interrupted:
-                self._say_interrupted(stats, total)
-        return [r if r is not None else _lost(self.model) for r in results]
+                self._say_interrupted(stats, total if total is not None else len(results))
+        return [r if r is not None else _lost(self.model) for r in run.results]
 
-    async def _work(
-        self,
-        state: _LoopState,
-        requests: Sequence[Request],
-        todo: list[int],
-        results: list[Reply | None],
-        keys: list[str],
-        bar: Any,
-    ) -> None:
-        pending = iter(todo)
+    async def _work(self, state: _LoopState, run: _Run, total: int | None) -> None:
+        pending = run.feed()
         cache = self.cache
+        keys = run.keys
+        requests = run.requests
         # Workers take indexes from one shared iterator. A worker whose call is waiting out a
         # Retry-After or a backoff gives its place to a new worker, so waits never lower the
         # number of calls being made; the extra workers retire once the waits are over.
-        target = min(self.max_concurrency, len(todo))
+        target = self.max_concurrency if total is None else min(self.max_concurrency, total)
+        target = max(target, 1)
         tasks: set[asyncio.Future[None]] = set()
-        counts = {"live": 0, "waiting": 0}
+        # workers start one after another, each once the one before has its request: the
+        # first request leaves at once instead of after every worker has built its own
+        counts = {"live": 0, "waiting": 0, "to_start": target - 1}
 
         def waiting(now_waiting: bool) -> None:
             counts["waiting"] += 1 if now_waiting else -1
             if now_waiting and counts["live"] - counts["waiting"] < target:
                 spawn()
 
+        ended = asyncio.Event()  # set whenever a worker ends, so a failure is seen at once
+
         def spawn() -> None:
             counts["live"] += 1
             task = asyncio.ensure_future(worker())
+            task.add_done_callback(lambda _: ended.set())
             tasks.add(task)
 
         async def worker() -> None:
@@ -624,30 +702,30 @@ class Engine:
                     i = next(pending, None)
                     if i is None:
                         return
+                    if counts["to_start"] > 0:
+                        counts["to_start"] -= 1
+                        spawn()
                     reply = await self.call(state, requests[i], waiting)
-                    results[i] = reply
                     if cache is not None and reply.error is None and reply.text is not None:
                         cache.put(
                             keys[i],
                             CacheEntry(reply.text, reply.usage, reply.model, reply.finish_reason),
                         )
-                    if bar is not None:
-                        bar.update(1)
+                    run.settle(i, reply)
             finally:
                 counts["live"] -= 1
 
-        for _ in range(target):
-            spawn()
+        spawn()
         try:
             while True:
-                running = [t for t in tasks if not t.done()]
-                if not running:
-                    break
-                await asyncio.wait(running, return_when=asyncio.FIRST_EXCEPTION)
-                for task in tasks:
+                for task in list(tasks):
                     error = task.exception() if task.done() and not task.cancelled() else None
                     if error is not None:
                         raise error
+                if all(t.done() for t in tasks):
+                    break
+                ended.clear()
+                await ended.wait()
         finally:
             for task in tasks:  # on cancellation or a bug, no worker outlives the run
                 task.cancel()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -228,21 +228,45 @@ class Judge:
         return await self._engine.complete(request)
 
     def map(
-        self, requests: Iterable[RequestLike], progress: bool = True, desc: str = "judging"
+        self,
+        requests: Iterable[RequestLike],
+        progress: bool = True,
+        desc: str = "judging",
+        *,
+        on_reply: Callable[[int, Reply], None] | None = None,
+        total: int | None = None,
     ) -> list[Reply]:
-        """Many calls concurrently; replies in input order, failures as replies with errors."""
-        batch = [coerce_request(r, i) for i, r in enumerate(requests)]
-        if self._batcher is not None:
-            return run_sync(self._batcher.run(batch, progress=progress, desc=desc))
-        return run_sync(self._engine.run(batch, progress=progress, desc=desc))
+        """Many calls concurrently; replies in input order, failures as replies with errors.
+
+        A list is checked whole before any call. A generator is pulled as calls start (the
+        first call leaves before the rest are built; ``total`` sizes the progress bar).
+        ``on_reply(i, reply)`` sees each answer as soon as it is final.
+        """
+        return run_sync(self.amap(requests, progress, desc, on_reply=on_reply, total=total))
 
     async def amap(
-        self, requests: Iterable[RequestLike], progress: bool = True, desc: str = "judging"
+        self,
+        requests: Iterable[RequestLike],
+        progress: bool = True,
+        desc: str = "judging",
+        *,
+        on_reply: Callable[[int, Reply], None] | None = None,
+        total: int | None = None,
     ) -> list[Reply]:
-        batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        batch: Iterable[Request]
+        if isinstance(requests, Sized):
+            batch = [coerce_request(r, i) for i, r in enumerate(requests)]
+        else:
+            batch = (coerce_request(r, i) for i, r in enumerate(requests))
         if self._batcher is not None:
-            return await self._batcher.run(batch, progress=progress, desc=desc)
-        return await self._engine.run(batch, progress=progress, desc=desc)
+            replies = await self._batcher.run(list(batch), progress=progress, desc=desc)
+            if on_reply is not None:
+                for i, reply in enumerate(replies):
+                    on_reply(i, reply)
+            return replies
+        return await self._engine.run(
+            batch, progress=progress, desc=desc, on_reply=on_reply, total=total
+        )
 
     # -- lifetime ------------------------------------------------------------------------
     async def aclose(self) -> None:
