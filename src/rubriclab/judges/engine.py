@@ -313,6 +313,10 @@ class _LoopState:
     pacer: Pacer
     guard: AsyncGenerator[None, None] | None = None
     failed_attempts: dict[str, int] = field(default_factory=dict)
+    #: no retry leaves before this (monotonic) time: a 429 that says "retry after" and no
+    #: quota headers speaks for the endpoint's shared bucket, not only for that one call.
+    #: Fresh calls are not held: a stray 429 (a noisy gateway) must not pause the run.
+    hold_until: float = 0.0
 
 
 class _Run:
@@ -529,6 +533,8 @@ class Engine:
             level = self.format_level
             epoch = await limit.acquire()
             try:
+                while retries and (hold := state.hold_until - time.monotonic()) > 0:
+                    await asyncio.sleep(hold)
                 ticket = await pacer.before_send(
                     pacer.token_cost(_token_estimate(request)), self.retry.retry_after_cap
                 )
@@ -572,6 +578,13 @@ class Engine:
             limited = outcome.status == 429 and (rate is None or rate.exhausted())
             guided = limited and outcome.retry_after is not None and rate is None
             limit.ended(epoch, limited or outcome.type == "timeout", guided=guided)
+            if guided:
+                # Every retry waits it out, not only this call's: the next token is that far
+                # away for every request, and a fast client that sent the queued retries
+                # meanwhile would only be refused again (they became a 429 storm)
+                assert outcome.retry_after is not None
+                wait = min(outcome.retry_after, self.retry.retry_after_cap)
+                state.hold_until = max(state.hold_until, time.monotonic() + wait)
             state.failed_attempts[outcome.type] = state.failed_attempts.get(outcome.type, 0) + 1
             if not outcome.retryable or retries >= self.retry.max_retries:
                 return Reply(
