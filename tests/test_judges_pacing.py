@@ -107,3 +107,67 @@ def test_a_long_quota_reset_is_waited_at_most_max_wait(clock: Clock) -> None:
 
     asyncio.run(run())
     assert sum(clock.slept) == pytest.approx(60)
+
+
+def test_a_refused_send_is_not_counted_against_an_older_sends_reply(clock: Clock) -> None:
+    async def run() -> None:
+        pacer = Pacer()
+        first = await pacer.before_send(1)
+        pacer.observe(headers(2, "1s"), first)  # 2 left, 10 a second
+        older = await pacer.before_send(1)
+        newer = await pacer.before_send(1)
+        pacer.refund(newer)  # refused: it took nothing
+        pacer.observe(headers(1, "1s"), older)  # 1 left after the older one, none after
+        await pacer.before_send(1)  # that one is there: no wait
+
+    asyncio.run(run())
+    assert clock.slept == []
+
+
+def test_a_refusal_counts_once_and_its_own_headers_set_the_level(clock: Clock) -> None:
+    async def run() -> None:
+        pacer = Pacer()
+        first = await pacer.before_send(1)
+        pacer.observe(headers(1, "1s"), first)
+        sent = await pacer.before_send(1)
+        refused = await pacer.before_send(1)  # our copy said empty, yet we had to send
+        pacer.observe(headers(0, "1s"), sent)
+        pacer.refund(refused)
+        pacer.observe(headers(0, "1s"), refused)  # empty, not counting the refused send
+        await pacer.before_send(1)
+
+    asyncio.run(run())
+    # the bucket is empty: one request's refill (0.1 s at 10/s), not none and not two
+    assert sum(clock.slept) == pytest.approx(0.1, abs=0.02)
+
+
+def test_refusals_of_the_first_flight_teach_nothing_about_staleness(clock: Clock) -> None:
+    async def run() -> Pacer:
+        pacer = Pacer()
+        flight = [await pacer.before_send(1) for _ in range(8)]  # nothing known yet
+        pacer.observe(headers(0, "1s"), flight[0])
+        for ticket in flight[1:]:
+            pacer.refund(ticket)
+            pacer.observe(headers(0, "1s"), ticket)
+        informed = await pacer.before_send(1)
+        pacer.refund(informed)  # refused although we waited for room: our dating was off
+        return pacer
+
+    pacer = asyncio.run(run())
+    assert pacer.staleness == pytest.approx(0.2)
+
+
+def test_older_sends_refusals_do_not_make_room_in_a_newer_sends_reply(clock: Clock) -> None:
+    async def run() -> None:
+        pacer = Pacer()
+        first = await pacer.before_send(1)
+        pacer.observe(headers(3, "1s"), first)  # 3 left
+        a, b, c = [await pacer.before_send(1) for _ in range(3)]
+        pacer.refund(a)  # a and b refused (their replies' headers lost or late)
+        pacer.refund(b)
+        pacer.observe(headers(2, "1s"), c)  # c took one of the 3: 2 left, as we had it
+        for _ in range(3):
+            await pacer.before_send(1)  # the third waits for a refill
+
+    asyncio.run(run())
+    assert 0.1 < sum(clock.slept) < 0.2  # one request's refill at 7 a second

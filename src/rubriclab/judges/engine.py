@@ -547,9 +547,9 @@ class Engine:
             finally:
                 limit.release()
             if ticket is not None:
-                pacer.observe(outcome.rate, ticket)
                 if outcome.status == 429 if type(outcome) is Failure else False:
-                    pacer.refund(ticket)
+                    pacer.refund(ticket)  # first: the refusal's headers count it out
+                pacer.observe(outcome.rate, ticket)
             if type(outcome) is Success:
                 limit.ended(epoch)
                 limit.succeeded()

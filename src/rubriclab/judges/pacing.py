@@ -96,6 +96,8 @@ class Ticket:
     sent: dict[str, float]
     costs: dict[str, float]
     at: float
+    informed: bool = False
+    """Sent while the pacer knew the buckets: a refusal of it means our estimate was off."""
 
 
 class _Bucket:
@@ -106,8 +108,11 @@ class _Bucket:
         self.capacity: float | None = None
         self.rate: float | None = None
         self.stamp = 0.0
-        self.sent = 0.0  # cost sent so far (a running total)
+        self.sent = 0.0  # cost sent so far (a running total, refunds included)
         self.seen_seq = -1
+        # refunds of sends newer than the last reply we heard of: a later reply about an
+        # older send must not count them as taken from the bucket
+        self.refunds: list[tuple[int, float]] = []
 
     def observe(
         self,
@@ -143,8 +148,9 @@ class _Bucket:
                     self.rate = min(max(self.rate, low), high)
         # The server counted this request (and those before it) about when we sent it: a
         # model answers long after it is counted. The ones we sent after it were not in its
-        # count, and the bucket has been refilling since.
-        after = self.sent - sent_before
+        # count (less those refused since: they took nothing), and it has been refilling since.
+        after = self.sent - sent_before - sum(c for s, c in self.refunds if s > seq)
+        self.refunds = [(s, c) for s, c in self.refunds if s > seq]
         elapsed = max(0.0, now - sent_at) * (1.0 - staleness)
         low_level = quota.remaining - after + (self.rate or 0.0) * elapsed
         high_level = low_level + 1.0
@@ -165,6 +171,18 @@ class _Bucket:
             if self.capacity is not None:
                 self.level = min(self.level, self.capacity)
         self.stamp = now
+
+    def refund(self, seq: int, cost: float) -> None:
+        """The send ``seq`` was refused: it took nothing from the bucket.
+
+        Our level took its cost at the send, and so did every estimate since, unless a reply
+        about a newer send has set the level since: the server never counted this one, so
+        that reply's view did not either (giving it back then would count it twice).
+        """
+        if seq > self.seen_seq:
+            if self.level is not None:
+                self.level += cost
+            self.refunds.append((seq, cost))
 
     def wait_for(self, cost: float) -> float:
         """Seconds until ``cost`` is there; 0 when it is (or when we know nothing yet)."""
@@ -235,27 +253,29 @@ class Pacer:
     def _take(self, costs: Mapping[str, float]) -> Ticket:
         self._seq += 1
         before: dict[str, float] = {}
+        informed = False
         for kind, bucket in self._buckets.items():
             bucket.sent += costs[kind]
             before[kind] = bucket.sent
             if bucket.level is not None:
                 bucket.level -= costs[kind]
-        return Ticket(self._seq, before, dict(costs), time.monotonic())
+                informed = True
+        return Ticket(self._seq, before, dict(costs), time.monotonic(), informed)
 
     def refund(self, ticket: Ticket) -> None:
         """A refused request took nothing from the provider's buckets: give its cost back.
 
-        A refusal we did not expect also says our dating of the replies was too kind: a
-        provider counts a request between its send and its reply; we start by assuming at
-        the send (right for models that think for seconds) and move toward the reply.
+        Call it before ``observe`` of the same reply: the refusal's headers describe the
+        bucket without it. A refusal of a send made while we knew the buckets also says our
+        dating of the replies was too kind: a provider counts a request between its send
+        and its reply; we start by assuming at the send (right for models that think for
+        seconds) and move toward the reply. Sends made before any reply taught us anything
+        (the first flight) say nothing about that.
         """
-        if any(b.level is not None for b in self._buckets.values()):
+        if ticket.informed:
             self.staleness = min(1.0, self.staleness + 0.2)
         for kind, bucket in self._buckets.items():
-            cost = ticket.costs.get(kind, 0.0)
-            bucket.sent -= cost
-            if bucket.level is not None:
-                bucket.level += cost
+            bucket.refund(ticket.seq, ticket.costs.get(kind, 0.0))
 
     def observe(self, headers: RateHeaders | None, ticket: Ticket) -> None:
         """A reply (to the request holding ``ticket``) described the buckets."""
