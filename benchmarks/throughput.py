@@ -20,7 +20,10 @@ in flight, each variant sending the very requests ``evaluate`` sends (recorded o
 It prints wall, process CPU ms per call, both as ratios to the floor, and, from the server's
 clock, how long after the call the first request arrived and how long after the last answer
 left the call returned. Targets: evaluate wall <= 1.25 x floor, CPU/call <= 1.5 x floor, first
-request <= 50 ms after the call. ``--wire`` runs (c) only.
+request <= 50 ms after the call. Each client process runs twice on new rows: "cold" is its
+first run (imports, template compile, connections: a kernel's first evaluate), "warm" the
+next one (every later evaluate); the targets are read on the warm pass, the cold one is
+printed beside it. ``--wire`` runs (c) only.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ async def _floor(url: str, n: int, concurrency: int, kind: str) -> int:
 # -- (c) closer to the wire ---------------------------------------------------------------------
 
 WIRE = (2000, 64, 0.020)
+PASSES = ("cold", "warm")
 QUESTIONS = [
     "Does the response state the deadline for code completion (August 15th)?",
     "Does the response say who leads the marketing campaign (Chloe)?",
@@ -114,21 +118,23 @@ QUESTIONS = [
 ]
 
 
-def wire_frame(rows: int) -> Any:
+def wire_frame(rows: int, start: int = 0) -> Any:
+    """``rows`` meeting summaries, numbered from ``start`` (each pass judges new rows)."""
     import pandas as pd
 
+    ids = range(start, start + rows)
     return pd.DataFrame(
         {
             "prompt": [
                 f"Summarize meeting {i}: 'The deadline for code completion is August 15th. "
                 "Marketing, led by Chloe, begins on August 1st. All teams must provide weekly "
                 "progress reports.'"
-                for i in range(rows)
+                for i in ids
             ],
             "response": [
                 f"Meeting {i}: code is due August 15th; Chloe's marketing starts August 1st; "
                 "teams report weekly."
-                for i in range(rows)
+                for i in ids
             ],
         }
     )
@@ -148,11 +154,13 @@ def record_bodies(rows: int, concurrency: int, path: str) -> None:
     import rubriclab as rl
     from rubriclab.testing import FakeJudgeServer
 
-    with FakeJudgeServer() as server, contextlib.redirect_stderr(io.StringIO()):
-        judge, metric = wire_evaluate(server.url, rows, concurrency)
-        rl.evaluate(wire_frame(rows), [metric], judge=judge)
-        bodies = list(server.requests)
-    Path(path).write_text(json.dumps(bodies))
+    passes = []
+    for k in range(len(PASSES)):
+        with FakeJudgeServer() as server, contextlib.redirect_stderr(io.StringIO()):
+            judge, metric = wire_evaluate(server.url, rows, concurrency)
+            rl.evaluate(wire_frame(rows, k * rows), [metric], judge=judge)
+            passes.append(list(server.requests))
+    Path(path).write_text(json.dumps(passes))
 
 
 async def _raw_aiohttp(url: str, bodies: list[dict[str, Any]], concurrency: int) -> int:
@@ -173,33 +181,50 @@ async def _raw_aiohttp(url: str, bodies: list[dict[str, Any]], concurrency: int)
 
 
 def wire_worker(args: argparse.Namespace) -> None:
+    """Each pass judges new rows (no cache hit) with the same client: the first pass pays the
+    process's first use (imports, template compile, connections), the second is steady state."""
     variant = args.worker.split(":")[1]
     rows, concurrency = args.n, args.c
-    bodies: list[dict[str, Any]] = json.loads(Path(args.bodies).read_text())
-    frame: Any = None
+    passes: list[list[dict[str, Any]]] = json.loads(Path(args.bodies).read_text())
+    root = args.url.rsplit("/v1", 1)[0]
+    judge: Any = None
     if variant != "raw":
         import pandas  # noqa: F401  # a notebook that evaluates has pandas loaded
 
         from rubriclab.judges import Request
 
-        requests = [Request(b["messages"], b.get("response_format")) for b in bodies]
         judge, metric = wire_evaluate(args.url, rows, concurrency)
-        frame = wire_frame(rows)
-    gc.collect()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    if variant == "raw":
-        ok = asyncio.run(_raw_aiohttp(args.url, bodies, concurrency))
-    elif variant == "map":
-        ok = sum(1 for r in judge.map(requests) if r.ok)
-    else:
-        import rubriclab as rl
+    out = []
+    for k, bodies in enumerate(passes):
+        frame = wire_frame(rows, k * rows) if variant == "evaluate" else None
+        requests = [Request(b["messages"], b.get("response_format")) for b in bodies] if (
+            variant == "map") else None  # fmt: skip
+        urllib.request.urlopen(urllib.request.Request(f"{root}/_reset", b"{}")).read()
+        gc.collect()
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        if variant == "raw":
+            ok = asyncio.run(_raw_aiohttp(args.url, bodies, concurrency))
+        elif variant == "map":
+            ok = sum(1 for r in judge.map(requests) if r.ok)
+        else:
+            import rubriclab as rl
 
-        result = rl.evaluate(frame, [metric], judge=judge)
-        ok = int(result.table["chk/error"].isna().sum())
-    wall1, cpu1 = time.perf_counter(), time.process_time()
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out = {"wall": wall1 - wall0, "cpu": cpu1 - cpu0, "ok": ok, "rss_mb": rss_mb}
-    print(json.dumps({**out, "t0": wall0, "t1": wall1}))
+            result = rl.evaluate(frame, [metric], judge=judge)
+            ok = int(result.table["chk/error"].isna().sum())
+        wall1, cpu1 = time.perf_counter(), time.process_time()
+        with urllib.request.urlopen(f"{root}/_stats") as response:
+            stats = json.load(response)
+        out.append(
+            {
+                "wall": wall1 - wall0,
+                "cpu": cpu1 - cpu0,
+                "ok": ok,
+                "first": stats["answered_from"] - wall0,
+                "tail": wall1 - stats["finished_until"],
+                "peak": stats["peak_in_flight"],
+            }
+        )
+    print(json.dumps(out))
 
 
 @dataclass
@@ -208,27 +233,20 @@ class Wire:
     cpu: float
     ok: int
     first: float
+    """When the first request reached the server, seconds after the call."""
     tail: float
     peak: int
 
 
-def measure_wire(server: Server, variant: str, bodies: str) -> Wire:
+def measure_wire(server: Server, variant: str, bodies: str) -> list[Wire]:
+    """One fresh client process: its passes, first (cold) to last (warm)."""
     n, c, _ = WIRE
-    server.reset()
     cmd = [PY, __file__, "--worker", f"wire:{variant}", "--url", server.url]
     cmd += ["--n", str(n), "--c", str(c), "--bodies", bodies]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     data = json.loads(out.stdout.strip().splitlines()[-1])
-    stats: dict[str, Any] = server.stats()
-    return Wire(
-        data["wall"],
-        data["cpu"],
-        data["ok"],
-        stats["answered_from"] - data["t0"],
-        data["t1"] - stats["finished_until"],
-        stats["peak_in_flight"],
-    )
+    return [Wire(**p) for p in data]
 
 
 def drive_wire(repeats: int) -> None:
@@ -239,40 +257,43 @@ def drive_wire(repeats: int) -> None:
         record_bodies(n, c, bodies)
         server = Server(latency)
         try:
-            runs: list[dict[str, Wire]] = []
+            runs: list[dict[str, list[Wire]]] = []
             for _ in range(repeats):  # interleaved, so the machine's drift hits all alike
                 runs.append({v: measure_wire(server, v, bodies) for v in variants})
         finally:
             server.close()
     print(
         f"\n(c) closer to the wire: evaluate's {n} requests (6-question checklist), "
-        f"latency {latency * 1000:.0f} ms, {c} in flight; ideal {n * latency / c:.3f} s"
+        f"latency {latency * 1000:.0f} ms, {c} in flight; ideal {n * latency / c:.3f} s; each "
+        "client process judges new rows twice: 'cold' is its first run (imports, template "
+        "compile, connections), 'warm' the next"
     )
     print(
-        f"{'run':<5}{'variant':<12}{'wall s':>8}{'w/floor':>8}{'cpu ms/call':>12}"
+        f"{'run':<5}{'pass':<6}{'variant':<10}{'wall s':>8}{'w/floor':>8}{'cpu ms/call':>12}"
         f"{'cpu/floor':>10}{'first ms':>9}{'tail ms':>8}{'peak':>6}{'ok':>6}"
     )
-    ratios: dict[str, list[tuple[float, float]]] = {v: [] for v in variants}
     for k, run in enumerate(runs, 1):
-        floor = run["raw"]
-        for v in variants:
-            m = run[v]
-            rw, rc = m.wall / floor.wall, m.cpu / floor.cpu
-            ratios[v].append((rw, rc))
+        for p, name in enumerate(PASSES):
+            floor = run["raw"][p]
+            for v in variants:
+                m = run[v][p]
+                print(
+                    f"{k:<5}{name:<6}{v:<10}{m.wall:>8.3f}{m.wall / floor.wall:>8.2f}"
+                    f"{m.cpu / n * 1000:>12.3f}{m.cpu / floor.cpu:>10.2f}{m.first * 1000:>9.1f}"
+                    f"{m.tail * 1000:>8.1f}{m.peak:>6}{m.ok:>6}"
+                )
+    for p, name in enumerate(PASSES):
+        for v in variants[1:]:
+            walls = [run[v][p].wall / run["raw"][p].wall for run in runs]
+            cpus = [run[v][p].cpu / run["raw"][p].cpu for run in runs]
+            firsts = [run[v][p].first * 1000 for run in runs]
+            floors = [run["raw"][p].first * 1000 for run in runs]
             print(
-                f"{k:<5}{v:<12}{m.wall:>8.3f}{rw:>8.2f}{m.cpu / n * 1000:>12.3f}{rc:>10.2f}"
-                f"{m.first * 1000:>9.1f}{m.tail * 1000:>8.1f}{m.peak:>6}{m.ok:>6}"
+                f"{name} {v}: wall {min(walls):.2f}-{max(walls):.2f}x floor, CPU/call "
+                f"{min(cpus):.2f}-{max(cpus):.2f}x, first request {min(firsts):.0f}-"
+                f"{max(firsts):.0f} ms after the call (floor {min(floors):.0f}-{max(floors):.0f})"
             )
-    for v in variants[1:]:
-        walls = [r[0] for r in ratios[v]]
-        cpus = [r[1] for r in ratios[v]]
-        firsts = [run[v].first * 1000 for run in runs]
-        print(
-            f"{v}: wall {min(walls):.2f}-{max(walls):.2f}x floor, CPU/call "
-            f"{min(cpus):.2f}-{max(cpus):.2f}x, first request {min(firsts):.0f}-"
-            f"{max(firsts):.0f} ms after the call"
-        )
-    print("targets: evaluate wall <= 1.25x, CPU/call <= 1.5x, first request <= 50 ms")
+    print("targets (warm): evaluate wall <= 1.25x, CPU/call <= 1.5x, first request <= 50 ms")
 
 
 def worker(args: argparse.Namespace) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from .rubric import Rubric
@@ -170,41 +171,63 @@ def to_cases(
     used = {*(c for c in col.values()), *media_cols, rubric_col}
     extra_cols = [c for c in frame.columns if c not in used]
 
-    records = frame.to_dict(orient="records")
+    # column by column: a cell that is already text (nearly all) is taken as it is, the rest
+    # go through the checks; row dicts would cost more than the judging prep they feed
+    labels = frame.index.tolist()
+    fields = [(f, col[f], _cells(frame, col[f])) for f in FIELDS if col[f] in frame.columns]
+    media = [(c, _cells(frame, c)) for c in media_cols]
+    rubrics = _cells(frame, rubric_col) if rubric_col in frame.columns else None
+    extras = [(str(c), _cells(frame, c)) for c in extra_cols]
     cases: list[Case] = []
-    for pos, (label, row) in enumerate(zip(frame.index, records, strict=True)):
-        where = _where(pos, label)
+    for pos, label in enumerate(labels):
         problems: list[str] = []  # this row's content problems: its error, not the run's
-        values = {
-            f: _content(problems, None, _text, row.get(col[f]), where, col[f])
-            for f in FIELDS
-            if col[f] in row
-        }
-        if values.get("prompt") is None or not str(values["prompt"]).strip():
+        values: dict[str, str | None] = {}
+        for f, column, cells in fields:
+            value = cells[pos]
+            if type(value) is not str:
+                value = _content(problems, None, _text, value, _where(pos, label), column)
+            values[f] = value
+        prompt = values.get("prompt")
+        if prompt is None or not prompt.strip():
             problems.insert(0, f"no prompt (column {col['prompt']!r} is empty in this row)")
+        row_media: list[Media] = []
         no_media: list[Media] = []
-        media = [
-            m
-            for c in media_cols
-            for m in _content(problems, no_media, _media, row.get(c), c, where, check_files)
-        ]
-        rubric = _content(problems, None, rubric_cell, row.get(rubric_col), where, rubric_col)
+        for column, cells in media:
+            read = _content(problems, no_media, _media, cells[pos], column, _where(pos, label),
+                            check_files)  # fmt: skip
+            row_media.extend(read)
+        rubric = None
+        if rubrics is not None:
+            cell = rubrics[pos]
+            if not _missing(cell):
+                rubric = _content(problems, None, rubric_cell, cell, _where(pos, label), rubric_col)
         cases.append(
             Case(
                 id=str(label),
                 index=label,
-                prompt=values.get("prompt") or "",
+                prompt=prompt or "",
                 response=values.get("response"),
                 baseline_model_response=values.get("baseline_model_response"),
                 reference=values.get("reference"),
                 context=values.get("context"),
-                media=media,
+                media=row_media,
                 rubric=rubric,
-                extra={str(c): row[c] for c in extra_cols},
+                extra={name: cells[pos] for name, cells in extras},
                 error="; ".join(problems) or None,
             )
         )
     return cases
+
+
+def _cells(frame: pd.DataFrame, column: Any) -> list[Any]:
+    """One column's cells as Python values (what ``to_dict(orient="records")`` gives)."""
+    series = frame[column]
+    if isinstance(series, pd.DataFrame):  # two columns share the name
+        raise DataError(f"the data has more than one column named {column!r}: rename one")
+    cells: list[Any] = series.tolist()
+    if series.dtype == object:  # numpy scalars kept in object columns become Python's
+        cells = [c.item() if isinstance(c, np.generic) else c for c in cells]
+    return cells
 
 
 def cases_to_frame(cases: Sequence[Case], source: pd.DataFrame | None = None) -> pd.DataFrame:
