@@ -148,7 +148,7 @@ def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
 
 
 def _text_of(entry: Any, *keys: str) -> str:
-    if isinstance(entry, Mapping):
+    if type(entry) is dict or isinstance(entry, Mapping):  # (parsed JSON: no ABC check)
         for key in keys:
             value = entry.get(key)
             if isinstance(value, str) and value.strip():
@@ -158,7 +158,7 @@ def _text_of(entry: Any, *keys: str) -> str:
 
 def _level_of(criterion: Criterion, entry: Any, *keys: str) -> int:
     value = entry
-    if isinstance(entry, Mapping):
+    if type(entry) is dict or isinstance(entry, Mapping):
         value = next((entry[k] for k in keys if k in entry), None)
         if value is None:
             raise InvalidAnswer(f"{criterion.name}: no {' or '.join(keys)} given")

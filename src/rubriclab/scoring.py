@@ -104,11 +104,12 @@ def coerce_level(criterion: Criterion, value: Any) -> int | str:
     Accepts integers (and integral floats or digit strings), booleans and YES/NO words for
     yes/no criteria, and ``{"score": n}`` / ``{"level": n}`` / ``{"verdict": "YES"}`` mappings.
     """
-    if type(value) is int:  # the common case (a level already read): no ABC checks
-        if value in criterion.scores:
-            return value
+    if type(value) is int:  # the common case (a level already read): no ABC checks, no list
+        for known in criterion.levels:
+            if known.score == value:
+                return value
         return f"{criterion.name}: {value} outside {_range_text(criterion)}"
-    if isinstance(value, Mapping):
+    if type(value) is not str and isinstance(value, Mapping):  # (a "YES": no ABC check)
         for key in ("score", "level", "verdict", "answer"):
             if key in value:
                 return coerce_level(criterion, value[key])

@@ -970,7 +970,11 @@ class Template:
                 f"variables for template {self.name!r} must be a mapping of name -> value, "
                 f"got {type(variables).__name__}"
             )
-        token = BUDGET.set(Budget(timeout=float(render_timeout)))
+        # rubriclab's own prompts loop over a rubric's criteria and print values whose size is
+        # bounded as they print: no CPU budget to keep (reading a thread's CPU clock is a
+        # system call, a tenth of such a render)
+        budget = None if self._plain is not None else Budget(timeout=float(render_timeout))
+        token = BUDGET.set(budget)
         parts: list[str] = []
         size = 0
         try:
