@@ -12,6 +12,7 @@ through the engine's cache.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,6 @@ import pandas as pd
 from ..judges.engine import run_scope
 from ..judges.sync import run_sync
 from ..result import EvalResult, RunStats, presentation
-from ..traces import check_partition, default_partition, is_traces, trace_cases
 from .responses import ModelFn, generate_responses
 from .run import RunJudge, check_metrics, describe, evaluate_frame, run_metrics
 from .stream import DEFAULT_CHUNK_ROWS, astream_evaluate, iter_chunks, streams
@@ -54,7 +54,7 @@ async def aevaluate(
     """
     if output is not None or streams(data):
         return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
-    if partition is not None or is_traces(data):
+    if partition is not None or _is_traces(data):
         return await _traces(data, metrics, judge, partition)
     return await evaluate_frame(
         data,
@@ -98,7 +98,7 @@ def evaluate(
                 "display=True and output= cannot be combined yet: a streamed run shows its "
                 "progress per chunk; open the result when it is done"
             )
-        if partition is not None or is_traces(data):
+        if partition is not None or _is_traces(data):
             raise ValueError(
                 "display=True shows rows of a table as they finish; trace evaluation "
                 "(partition=...) has no live view yet: run it without display and show the result"
@@ -124,10 +124,19 @@ def evaluate(
     )
 
 
+def _is_traces(data: Any) -> bool:
+    """Whether ``data`` is traces; without importing ``rubriclab.traces`` (a third of a
+    kernel's first evaluate) when it was never imported: then no trace exists."""
+    traces = sys.modules.get("rubriclab.traces")
+    return traces is not None and bool(traces.is_traces(data))
+
+
 async def _traces(
     data: Any, metrics: Sequence[Metric], judge: Judge | str | None, partition: str | None
 ) -> EvalResult:
     """Traces through their data adapter, then the same metric loop as any table."""
+    from ..traces import check_partition, default_partition, trace_cases  # (see _is_traces)
+
     check_metrics(metrics)
     chosen = partition or default_partition(metrics)
     check_partition(metrics, chosen)
@@ -152,7 +161,7 @@ async def _streamed(
     chunk_rows: int | None,
 ) -> EvalResult:
     """Chunked runs live in ``stream``; without ``output`` the chunks' results join in memory."""
-    if partition is not None or is_traces(data):
+    if partition is not None or _is_traces(data):
         raise ValueError("traces cannot be streamed: drop output= / chunk_rows= for traces")
     rows = chunk_rows or DEFAULT_CHUNK_ROWS
     if output is not None:

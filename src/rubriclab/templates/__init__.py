@@ -923,14 +923,15 @@ class Template:
                     f"most {MAX_TEMPLATE_NODES:,}",
                     template=self.name,
                 )
-            code = env.compile(ast, name=self.name, filename=f"<template {self.name}>")
-            self._jinja = env.template_class.from_code(env, code, env.make_globals(None), None)
-            self._plain: jinja2.Template | None = None
-            if _trusted is not None:
-                plain = _trusted.compile(source, name=self.name, filename=f"<prompt {self.name}>")
-                self._plain = _trusted.template_class.from_code(
-                    _trusted, plain, _trusted.make_globals(None), None
-                )
+            # parsed and checked in the sandbox always; compiled for the plain environment
+            # when it is one of rubriclab's own prompts (the module docstring says why)
+            target: jinja2.Environment = env if _trusted is None else _trusted
+            where = f"<template {self.name}>" if _trusted is None else f"<prompt {self.name}>"
+            code = target.compile(ast, name=self.name, filename=where)
+            self._jinja = target.template_class.from_code(
+                target, code, target.make_globals(None), None
+            )
+            self._plain = _trusted is not None
             undeclared = jmeta.find_undeclared_variables(ast)
             # a template that includes or imports another may read names this one does not
             # mention: it gets every variable; any other only those it reads, bound
@@ -973,16 +974,15 @@ class Template:
         # rubriclab's own prompts loop over a rubric's criteria and print values whose size is
         # bounded as they print: no CPU budget to keep (reading a thread's CPU clock is a
         # system call, a tenth of such a render)
-        budget = None if self._plain is not None else Budget(timeout=float(render_timeout))
+        budget = None if self._plain else Budget(timeout=float(render_timeout))
         token = BUDGET.set(budget)
         parts: list[str] = []
         size = 0
         try:
-            if self._plain is not None:
-                jinja: jinja2.Template = self._plain
+            jinja = self._jinja
+            if self._plain:
                 bound = {str(k): v for k, v in variables.items()} if variables else {}
             else:
-                jinja = self._jinja
                 reads = self._reads
                 bound = (
                     {}
