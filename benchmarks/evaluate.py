@@ -18,39 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import time
 from typing import Any
 
-PY = sys.executable
-QUESTIONS = [
-    "Does the response state the deadline for code completion (August 15th)?",
-    "Does the response say who leads the marketing campaign (Chloe)?",
-    "Does the response give the campaign start date (August 1st)?",
-    "Does the response mention the weekly progress reports?",
-    "Is the response shorter than the transcript it summarises?",
-    "Is the response free of facts that are not in the transcript?",
-]
-
-
-def frame(rows: int) -> Any:
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "prompt": [
-                f"Summarize meeting {i}: 'The deadline for code completion is August 15th. "
-                "Marketing, led by Chloe, begins on August 1st. All teams must provide weekly "
-                "progress reports.'"
-                for i in range(rows)
-            ],
-            "response": [
-                f"Meeting {i}: code is due August 15th; Chloe's marketing starts August 1st; "
-                "teams report weekly."
-                for i in range(rows)
-            ],
-        }
-    )
+from workload import PY, QUESTIONS, FakeJudgeProcess, meeting_frame
 
 
 def _rendered(url: str, rows: int) -> list[Any]:
@@ -67,7 +38,7 @@ def _rendered(url: str, rows: int) -> list[Any]:
     tpl = template_for("critique_checklist")
     return [
         Request(user_messages(tpl.render(critique_variables(c, rubric)), c), response_format=fmt)
-        for c in to_cases(frame(rows))
+        for c in to_cases(meeting_frame(rows))
     ]
 
 
@@ -81,7 +52,7 @@ def worker(kind: str, url: str, rows: int, concurrency: int) -> dict[str, Any]:
     import rubriclab as rl
 
     judge = rl.Judge(url, model="bench", max_concurrency=concurrency, max_retries=2)
-    data = frame(rows)
+    data = meeting_frame(rows)
     requests = _rendered(url, rows) if kind != "evaluate" else []
     gc.collect()
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -134,14 +105,9 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(args.worker[0], args.worker[1], args.rows, args.concurrency)))
         return
-    server = subprocess.Popen(
-        [PY, "-m", "rubriclab.testing", "--latency", str(args.latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server = FakeJudgeProcess("--latency", str(args.latency))
     try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
+        url = server.url
         ideal = args.rows * args.latency / args.concurrency
         print(
             f"rows={args.rows} concurrency={args.concurrency} latency={args.latency * 1000:.0f} ms "
@@ -182,8 +148,7 @@ def main() -> None:
             f"CPU x{e['cpu'] / max(out['floor']['cpu'], 1e-9):.2f}"
         )
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.close()
 
 
 if __name__ == "__main__":

@@ -29,15 +29,8 @@ import sys
 import time
 from typing import Any
 
-PY = sys.executable
-QUESTIONS = [
-    "Does the response state the deadline for code completion (August 15th)?",
-    "Does the response say who leads the marketing campaign (Chloe)?",
-    "Does the response give the campaign start date (August 1st)?",
-    "Does the response mention the weekly progress reports?",
-    "Is the response shorter than the transcript it summarises?",
-    "Is the response free of facts that are not in the transcript?",
-]
+from workload import PY, QUESTIONS, FakeJudgeProcess
+
 YOUNG = 10_000
 
 
@@ -168,15 +161,9 @@ def main() -> None:
         args.heap = args.heap[0]
         print(json.dumps(worker(args)))
         return
-    server = subprocess.Popen(
-        [PY, "-m", "rubriclab.testing", "--port", "0", "--latency", "0.02"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    server = FakeJudgeProcess("--latency", "0.02")
     try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
+        url = server.url
         print(f"python {sys.version.split()[0]}, repeats={args.repeats}, mock rows={args.rows}")
         print("median [min-max] over repeats; gc ms = CPU time inside collections")
         for workload in args.workloads:
@@ -199,8 +186,7 @@ def main() -> None:
                         f"ok {min(r['ok'] for r in rs)}"
                     )
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.close()
 
 
 if __name__ == "__main__":

@@ -22,50 +22,17 @@ the client's and the client's event loop is not the server's. Scenarios:
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-PY = sys.executable
-ROOT = Path(__file__).resolve().parent.parent
+from workload import FakeJudgeProcess
 
 
-class Server:
-    """``python -m rubriclab.testing`` in its own process; the first stdout line is its URL."""
-
-    def __init__(self, args: list[str], src: str | None) -> None:
-        env = dict(os.environ)
-        if src:
-            env["PYTHONPATH"] = str(Path(src).resolve())
-        self.proc = subprocess.Popen(
-            [PY, "-m", "rubriclab.testing", "--port", "0", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http"):
-            raise SystemExit("the fake judge server did not start")
-        self.root = self.url.rsplit("/v1", 1)[0]
-
-    def stats(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.root}/_stats") as response:
-            data: dict[str, Any] = json.load(response)
-        return data
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-
-def run(server: Server, n: int, transport: str, **judge: Any) -> tuple[float, list[Any], Any]:
+def run(
+    server: FakeJudgeProcess, n: int, transport: str, **judge: Any
+) -> tuple[float, list[Any], Any]:
     from rubriclab.judges import Judge
 
     options: dict[str, Any] = {"max_concurrency": 32, "cache": False, "transport": transport}
@@ -81,7 +48,7 @@ def run(server: Server, n: int, transport: str, **judge: Any) -> tuple[float, li
 def scenario(
     name: str, flags: list[str], n: int, src: str | None, transport: str, **judge: Any
 ) -> tuple[float, list[Any], dict[str, Any]]:
-    server = Server(flags, src)
+    server = FakeJudgeProcess(*flags, src=src)
     try:
         wall, replies, j = run(server, n, transport, **judge)
         stats = server.stats()

@@ -27,15 +27,8 @@ from rubriclab import templates as current
 from rubriclab.data import Case
 from rubriclab.metrics.template import DEFAULT_PROMPT_TEMPLATE
 from rubriclab.traces import example_trace
+from workload import QUESTIONS
 
-QUESTIONS = [
-    "Does the response state the deadline for code completion (August 15th)?",
-    "Does the response say who leads the marketing campaign (Chloe)?",
-    "Does the response give the campaign start date (August 1st)?",
-    "Does the response mention the weekly progress reports?",
-    "Is the response shorter than the transcript it summarises?",
-    "Is the response free of facts that are not in the transcript?",
-]
 WORKED_EXAMPLE = (
     "Final answer: {{ input_trace.roots()[0].output_messages[-1].text }}\n"
     "{% for call in input_trace.tool_calls() %}- {{ call.name }}: "

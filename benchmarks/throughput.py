@@ -41,14 +41,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workload import PY, QUESTIONS, FakeJudgeProcess, meeting_frame, reset_server, server_stats
+
 SETTINGS = (("a", 500, 32, 0.200), ("b", 2000, 64, 0.020))
 VARIANTS = ("floor:httpx", "floor:aiohttp", "engine:httpx", "engine:aiohttp")
-PY = sys.executable
 
 
 def messages(i: int) -> list[dict[str, str]]:
@@ -108,36 +108,6 @@ async def _floor(url: str, n: int, concurrency: int, kind: str) -> int:
 
 WIRE = (2000, 64, 0.020)
 PASSES = ("cold", "warm")
-QUESTIONS = [
-    "Does the response state the deadline for code completion (August 15th)?",
-    "Does the response say who leads the marketing campaign (Chloe)?",
-    "Does the response give the campaign start date (August 1st)?",
-    "Does the response mention the weekly progress reports?",
-    "Is the response shorter than the transcript it summarises?",
-    "Is the response free of facts that are not in the transcript?",
-]
-
-
-def wire_frame(rows: int, start: int = 0) -> Any:
-    """``rows`` meeting summaries, numbered from ``start`` (each pass judges new rows)."""
-    import pandas as pd
-
-    ids = range(start, start + rows)
-    return pd.DataFrame(
-        {
-            "prompt": [
-                f"Summarize meeting {i}: 'The deadline for code completion is August 15th. "
-                "Marketing, led by Chloe, begins on August 1st. All teams must provide weekly "
-                "progress reports.'"
-                for i in ids
-            ],
-            "response": [
-                f"Meeting {i}: code is due August 15th; Chloe's marketing starts August 1st; "
-                "teams report weekly."
-                for i in ids
-            ],
-        }
-    )
 
 
 def wire_evaluate(url: str, rows: int, concurrency: int) -> tuple[Any, Any]:
@@ -158,7 +128,7 @@ def record_bodies(rows: int, concurrency: int, path: str) -> None:
     for k in range(len(PASSES)):
         with FakeJudgeServer() as server, contextlib.redirect_stderr(io.StringIO()):
             judge, metric = wire_evaluate(server.url, rows, concurrency)
-            rl.evaluate(wire_frame(rows, k * rows), [metric], judge=judge)
+            rl.evaluate(meeting_frame(rows, k * rows), [metric], judge=judge)
             passes.append(list(server.requests))
     Path(path).write_text(json.dumps(passes))
 
@@ -196,10 +166,11 @@ def wire_worker(args: argparse.Namespace) -> None:
         judge, metric = wire_evaluate(args.url, rows, concurrency)
     out = []
     for k, bodies in enumerate(passes):
-        frame = wire_frame(rows, k * rows) if variant == "evaluate" else None
-        requests = [Request(b["messages"], b.get("response_format")) for b in bodies] if (
-            variant == "map") else None  # fmt: skip
-        urllib.request.urlopen(urllib.request.Request(f"{root}/_reset", b"{}")).read()
+        frame = meeting_frame(rows, k * rows) if variant == "evaluate" else None
+        requests = None
+        if variant == "map":
+            requests = [Request(b["messages"], b.get("response_format")) for b in bodies]
+        reset_server(root)
         gc.collect()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         if variant == "raw":
@@ -212,8 +183,7 @@ def wire_worker(args: argparse.Namespace) -> None:
             result = rl.evaluate(frame, [metric], judge=judge)
             ok = int(result.table["chk/error"].isna().sum())
         wall1, cpu1 = time.perf_counter(), time.process_time()
-        with urllib.request.urlopen(f"{root}/_stats") as response:
-            stats = json.load(response)
+        stats = server_stats(root)
         out.append(
             {
                 "wall": wall1 - wall0,
@@ -238,7 +208,7 @@ class Wire:
     peak: int
 
 
-def measure_wire(server: Server, variant: str, bodies: str) -> list[Wire]:
+def measure_wire(server: FakeJudgeProcess, variant: str, bodies: str) -> list[Wire]:
     """One fresh client process: its passes, first (cold) to last (warm)."""
     n, c, _ = WIRE
     cmd = [PY, __file__, "--worker", f"wire:{variant}", "--url", server.url]
@@ -255,7 +225,7 @@ def drive_wire(repeats: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bodies = str(Path(tmp) / "bodies.json")
         record_bodies(n, c, bodies)
-        server = Server(latency)
+        server = FakeJudgeProcess("--latency", str(latency))
         try:
             runs: list[dict[str, list[Wire]]] = []
             for _ in range(repeats):  # interleaved, so the machine's drift hits all alike
@@ -338,34 +308,7 @@ class Measure:
     calls: int
 
 
-class Server:
-    def __init__(self, latency: float) -> None:
-        self.proc = subprocess.Popen(
-            [PY, "-m", "rubriclab.testing", "--port", "0", "--latency", str(latency)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http"):
-            raise SystemExit("the fake judge server did not start")
-        self.root = self.url.rsplit("/v1", 1)[0]
-
-    def reset(self) -> None:
-        urllib.request.urlopen(urllib.request.Request(f"{self.root}/_reset", b"{}")).read()
-
-    def stats(self) -> dict[str, int]:
-        with urllib.request.urlopen(f"{self.root}/_stats") as response:
-            data: dict[str, int] = json.load(response)
-        return data
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-
-def measure(server: Server, variant: str, n: int, c: int, **extra: str) -> Measure:
+def measure(server: FakeJudgeProcess, variant: str, n: int, c: int, **extra: str) -> Measure:
     server.reset()
     cmd = [PY, __file__, "--worker", variant, "--url", server.url, "--n", str(n), "--c", str(c)]
     for key, value in extra.items():
@@ -418,7 +361,7 @@ def drive(args: argparse.Namespace) -> None:
         f"{'cpu ms/call':>12}{'cpu/floor':>10}{'peak':>6}{'rss MB':>8}{'ok':>6}"
     )
     for name, n, c, latency in settings:
-        server = Server(latency)
+        server = FakeJudgeProcess("--latency", str(latency))
         try:
             ideal = n * latency / c
             results: dict[str, list[Measure]] = {v: [] for v in variants}
@@ -438,7 +381,7 @@ def drive(args: argparse.Namespace) -> None:
                 f"{m.peak:>6}{m.rss_mb:>8.0f}{m.ok:>6}"
             )
 
-    server = Server(0.0)
+    server = FakeJudgeProcess("--latency", "0.0")
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = str(Path(tmp) / "cache.sqlite3")
