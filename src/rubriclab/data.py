@@ -193,14 +193,15 @@ def to_cases(
         row_media: list[Media] = []
         no_media: list[Media] = []
         for column, cells in media:
-            read = _content(problems, no_media, _media, cells[pos], column, _where(pos, label),
-                            check_files)  # fmt: skip
-            row_media.extend(read)
+            where = _where(pos, label)
+            row_media += _content(
+                problems, no_media, _media, cells[pos], column, where, check_files
+            )
         rubric = None
         if rubrics is not None:
-            cell = rubrics[pos]
-            if not _missing(cell):
-                rubric = _content(problems, None, rubric_cell, cell, _where(pos, label), rubric_col)
+            rubric = _content(
+                problems, None, rubric_cell, rubrics[pos], _where(pos, label), rubric_col
+            )
         cases.append(
             Case(
                 id=str(label),

@@ -135,7 +135,8 @@ async def _traces(
     data: Any, metrics: Sequence[Metric], judge: Judge | str | None, partition: str | None
 ) -> EvalResult:
     """Traces through their data adapter, then the same metric loop as any table."""
-    from ..traces import check_partition, default_partition, trace_cases  # (see _is_traces)
+    # imported here, not at the top: most runs judge tables, and traces cost an import
+    from ..traces import check_partition, default_partition, trace_cases
 
     check_metrics(metrics)
     chosen = partition or default_partition(metrics)

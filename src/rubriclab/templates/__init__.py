@@ -41,7 +41,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import jinja2
 import jinja2.nodes
@@ -763,34 +763,39 @@ def _trusted_finalize(value: Any) -> Any:
     return value if type(value) is str else _finalize(bind(value))
 
 
-def _make_trusted_environment(prompts_dir: Path) -> jinja2.Environment:
-    """Plain Jinja for rubriclab's own prompts (and only those: see the module docstring)."""
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        loader=jinja2.FileSystemLoader(str(prompts_dir)),
-        auto_reload=False,
-        finalize=_trusted_finalize,
-    )
-    env.filters = dict(_FILTERS)
-    env.tests = dict(_TESTS)
-    env.globals = {"range": _bounded_range}
-    return env
+#: tags through which a template reads names it does not mention itself
+_SHARING_NODES = (
+    jinja2.nodes.Include,
+    jinja2.nodes.Import,
+    jinja2.nodes.FromImport,
+    jinja2.nodes.Extends,
+)
+_ENV_TYPE = TypeVar("_ENV_TYPE", bound=jinja2.Environment)
 
 
-def _make_environment(prompts_dir: Path | None) -> _Sandbox:
+def _configured(kind: type[_ENV_TYPE], prompts_dir: Path | None, finalize: Any) -> _ENV_TYPE:
+    """An environment with the allowlisted filters, tests and globals, over ``prompts_dir``."""
     loader = jinja2.FileSystemLoader(str(prompts_dir)) if prompts_dir is not None else None
-    env = _Sandbox(
+    env = kind(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         loader=loader,
         auto_reload=False,
-        finalize=_finalize,
+        finalize=finalize,
     )
     env.filters = dict(_FILTERS)
     env.tests = dict(_TESTS)
     env.globals = {"range": _bounded_range}
     return env
+
+
+def _make_trusted_environment(prompts_dir: Path) -> jinja2.Environment:
+    """Plain Jinja for rubriclab's own prompts (and only those: see the module docstring)."""
+    return _configured(jinja2.Environment, prompts_dir, _trusted_finalize)
+
+
+def _make_environment(prompts_dir: Path | None) -> _Sandbox:
+    return _configured(_Sandbox, prompts_dir, _finalize)
 
 
 # --------------------------------------------------------------------------------------
@@ -935,8 +940,7 @@ class Template:
             undeclared = jmeta.find_undeclared_variables(ast)
             # a template that includes or imports another may read names this one does not
             # mention: it gets every variable; any other only those it reads, bound
-            shares = any(True for _ in ast.find_all((jinja2.nodes.Include, jinja2.nodes.Import,
-                                                     jinja2.nodes.FromImport, jinja2.nodes.Extends)))  # fmt: skip
+            shares = any(True for _ in ast.find_all(_SHARING_NODES))
         except Exception as exc:
             raise _translate(exc, self.name) from None
         self.variables: frozenset[str] = frozenset(undeclared - set(env.globals))
