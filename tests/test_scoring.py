@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rubriclab as rl
-from rubriclab.scoring import ScoreError, summarize, wilson_interval
+from rubriclab.scoring import ScoreError, Scorer, summarize, wilson_interval
 
 from .test_rubric import support_rubric
 
@@ -241,3 +241,63 @@ def test_pairwise_summary_counts_flips_and_wins_per_criterion() -> None:
     flat = s.as_flat_dict()
     assert (flat["swap_inconsistent"], flat["swap_inconsistent_rate"]) == (1, pytest.approx(1 / 3))
     assert "swap-inconsistent 33.3% (1/3)" in s.text()
+
+
+def _oracle(rubric: rl.Rubric, levels: dict[str, int]) -> tuple[float, bool | None, str | None]:
+    """The docstring's formula, written out the slow, plain way."""
+    parts = {
+        c.name: (levels[c.name] - c.levels[0].score) / (c.levels[-1].score - c.levels[0].score)
+        for c in rubric.criteria
+    }
+    positive = math.fsum(c.weight for c in rubric.criteria if c.weight > 0)
+    value = min(
+        1.0, max(0.0, math.fsum(c.weight * parts[c.name] for c in rubric.criteria) / positive)
+    )
+    failed = [c for c in rubric.criteria if c.critical is not None and levels[c.name] < c.critical]
+    if failed:
+        return value, False, "fail"
+    if rubric.pass_mark is not None:
+        passed = value + 1e-9 >= rubric.pass_mark
+        return value, passed, "pass" if passed else "fail (score below pass mark)"
+    if any(c.critical is not None for c in rubric.criteria):
+        return value, None, "critical met"
+    return value, None, None
+
+
+@given(rubric_and_levels(), st.data())
+def test_one_scorer_reused_gives_what_the_formula_gives(
+    case: tuple[rl.Rubric, dict[str, int]], data: st.DataObject
+) -> None:
+    """A run keeps one Scorer per rubric for thousands of answers: every one must come out
+    as the formula says, and as a fresh ``score`` call and its Score model say."""
+    rubric, levels = case
+    scorer = Scorer(rubric)
+    for _ in range(3):
+        levels = {
+            c.name: data.draw(st.sampled_from([lv.score for lv in c.levels]))
+            for c in rubric.criteria
+        }
+        figures = scorer.figures(levels)
+        value, passed, verdict = _oracle(rubric, levels)
+        assert figures.value == pytest.approx(value, abs=1e-9)
+        assert figures.passed is passed
+        assert figures.verdict == verdict or (
+            verdict == "fail" and figures.verdict.startswith("fail (")
+        )
+        assert scorer(levels) == rubric.score(levels) == rl.Score(**figures._asdict())
+
+
+def test_a_reused_scorer_still_refuses_bad_levels_with_every_problem() -> None:
+    scorer = Scorer(support_rubric())
+    good = {"accuracy": 3, "completeness": 2, "tone": 1, "conciseness": 3}
+    assert scorer.figures(good).value == support_rubric().score(good).value == 0.65
+    with pytest.raises(ScoreError) as info:
+        scorer({"accuracy": 9, "completeness": "high", "tone": 2, "extra": 1})
+    assert info.value.problems == [
+        "conciseness: missing",
+        "accuracy: 9 outside 1-3",
+        "completeness: 'high' is not a level (1-3)",
+        "extra: not in the rubric",
+    ]
+    judged = {"accuracy": "3", "completeness": 2.0, "tone": {"score": 1}, "conciseness": "3"}
+    assert scorer(judged) == support_rubric().score(good)

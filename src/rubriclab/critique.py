@@ -11,7 +11,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from . import schemas
 from .ask import Ask, InvalidAnswer, ask_all, user_messages
@@ -19,7 +19,7 @@ from .judges.base import CallTally
 from .judges.media import MediaError
 from .parse import extract_json
 from .rubric import Criterion, Rubric
-from .scoring import Score, coerce_level, score
+from .scoring import Figures, Score, Scorer, coerce_level, score
 from .templates import Template, TemplateError, builtin_names, compile_template, load_builtin
 
 if TYPE_CHECKING:
@@ -34,6 +34,8 @@ __all__ = [
     "critique_pointwise",
     "critique_variables",
 ]
+
+T = TypeVar("T")
 
 #: pairwise score (candidate's side) -> label shown in tables
 CHOICE_LABELS: dict[float, str] = {
@@ -122,12 +124,12 @@ def critique_variables(case: Case, rubric: Rubric) -> dict[str, Any]:
 # -- parsing answers -----------------------------------------------------------------------------------
 
 
-def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
+def _entries(data: Any, key: str, names: Sequence[str]) -> dict[str, Any]:
     """The per-id entries of a judge answer, checked against the rubric's ids."""
     if not isinstance(data, Mapping):
         raise InvalidAnswer("the answer is not a JSON object")
     block = data.get(key)
-    if block is None and all(name in data for name in rubric.names):
+    if block is None and all(name in data for name in names):
         block = data  # a judge that dropped the wrapper key
     if isinstance(block, list):  # [{"id": "q1", ...}] is a common variant
         by_id: dict[str, Any] = {}
@@ -141,10 +143,10 @@ def _entries(data: Any, key: str, rubric: Rubric) -> dict[str, Any]:
         block = by_id
     if not isinstance(block, Mapping):
         raise InvalidAnswer(f"no '{key}' object with an entry per id")
-    missing = [n for n in rubric.names if n not in block]
+    missing = [n for n in names if n not in block]
     if missing:
         raise InvalidAnswer(f"missing criteria: {', '.join(missing)}")
-    return {n: block[n] for n in rubric.names}
+    return {n: block[n] for n in names}
 
 
 def _text_of(entry: Any, *keys: str) -> str:
@@ -175,13 +177,14 @@ def _label(criterion: Criterion, level: int) -> str:
 
 
 def _criterion_row(
-    criterion: Criterion, level: int, evidence: str, reasoning: str
+    criterion: Criterion, level: int, evidence: str, reasoning: str, label: str | None = None
 ) -> dict[str, Any]:
+    """One criterion's entry in a row's ``criteria`` list (``label`` when already known)."""
     return {
         "name": criterion.name,
         "question": criterion.question,
         "level": level,
-        "label": _label(criterion, level),
+        "label": _label(criterion, level) if label is None else label,
         "evidence": evidence,
         "reasoning": reasoning,
         "weight": criterion.weight,
@@ -195,31 +198,49 @@ class _Pointwise:
     levels: dict[str, int]
     rows: list[dict[str, Any]]
     rationale: str
-    score: Score | None = None
+    score: Figures
 
 
-def _read_pointwise(text: str, rubric: Rubric) -> _Pointwise:
-    data = extract_json(text, expect=dict)
-    key = "verdicts" if isinstance(data, Mapping) and "verdicts" in data else "criteria"
-    entries = _entries(data, key, rubric)
-    levels: dict[str, int] = {}
-    rows = []
-    problems = []
-    for c in rubric.criteria:
-        entry = entries[c.name]
-        try:
-            level = _level_of(c, entry, "verdict", "level", "score", "answer")
-        except InvalidAnswer as exc:
-            problems.append(str(exc))
-            continue
-        levels[c.name] = level
-        evidence = _text_of(entry, "evidence", "quote")
-        reasoning = _text_of(entry, "reasoning", "rationale", "explanation")
-        rows.append(_criterion_row(c, level, evidence, reasoning))
-    if problems:
-        raise InvalidAnswer("; ".join(problems))
-    rationale = _text_of(data, "rationale", "explanation", "summary")
-    return _Pointwise(levels, rows, rationale)
+class _PointwiseReader:
+    """Reads one rubric's pointwise answers into levels, rows and a score.
+
+    A run reads thousands of answers against one rubric, so what reading needs from the
+    rubric (names, questions, labels, the scorer) is worked out once, when the reader is made.
+    """
+
+    def __init__(self, rubric: Rubric) -> None:
+        self.rubric = rubric
+        self.names = rubric.names
+        self.scorer = Scorer(rubric)
+        self._criteria = [(c, _labels(c)) for c in rubric.criteria]
+
+    def __call__(self, text: str) -> _Pointwise:
+        data = extract_json(text, expect=dict)
+        key = "verdicts" if isinstance(data, Mapping) and "verdicts" in data else "criteria"
+        entries = _entries(data, key, self.names)
+        levels: dict[str, int] = {}
+        rows = []
+        problems = []
+        for c, labels in self._criteria:
+            entry = entries[c.name]
+            try:
+                level = _level_of(c, entry, "verdict", "level", "score", "answer")
+            except InvalidAnswer as exc:
+                problems.append(str(exc))
+                continue
+            levels[c.name] = level
+            evidence = _text_of(entry, "evidence", "quote")
+            reasoning = _text_of(entry, "reasoning", "rationale", "explanation")
+            rows.append(_criterion_row(c, level, evidence, reasoning, labels[level]))
+        if problems:
+            raise InvalidAnswer("; ".join(problems))
+        rationale = _text_of(data, "rationale", "explanation", "summary")
+        # scored now, so an answer that cannot be scored is asked again
+        return _Pointwise(levels, rows, rationale, self.scorer.figures(levels))
+
+
+def _labels(criterion: Criterion) -> dict[int, str]:
+    return {lv.score: _label(criterion, lv.score) for lv in criterion.levels}
 
 
 @dataclass
@@ -234,7 +255,7 @@ class _PairwiseRead:
 
 def _read_pairwise(text: str, rubric: Rubric) -> _PairwiseRead:
     data = extract_json(text, expect=dict)
-    entries = _entries(data, "criteria", rubric)
+    entries = _entries(data, "criteria", rubric.names)
     winners: dict[str, str] = {}
     a: dict[str, int] = {}
     b: dict[str, int] = {}
@@ -353,19 +374,24 @@ async def _critique(
     return out
 
 
-class _Formats:
-    """One response_format per rubric (a fixed rubric is shared by every row: build it once)."""
+class _PerRubric(Generic[T]):
+    """What a run builds once per rubric (a fixed rubric is shared by every row)."""
 
-    def __init__(self, name: str, build: Callable[[Rubric], dict[str, Any]]) -> None:
-        self._name, self._build = name, build
-        self._by_rubric: dict[int, tuple[Rubric, dict[str, Any]]] = {}
+    def __init__(self, build: Callable[[Rubric], T]) -> None:
+        self._build = build
+        self._by_rubric: dict[int, tuple[Rubric, T]] = {}
 
-    def __call__(self, rubric: Rubric) -> dict[str, Any]:
+    def __call__(self, rubric: Rubric) -> T:
         hit = self._by_rubric.get(id(rubric))
         if hit is None:
-            hit = (rubric, schemas.response_format(self._name, self._build(rubric)))
+            hit = (rubric, self._build(rubric))
             self._by_rubric[id(rubric)] = hit  # the rubric is kept so its id is never reused
         return hit[1]
+
+
+def _formats(name: str, schema: Callable[[Rubric], dict[str, Any]]) -> _PerRubric[dict[str, Any]]:
+    """One response_format per rubric."""
+    return _PerRubric(lambda rubric: schemas.response_format(name, schema(rubric)))
 
 
 # -- pointwise ---------------------------------------------------------------------------------------
@@ -380,8 +406,9 @@ async def critique_pointwise(
     missing: Sequence[str | None] | None = None,
 ) -> list[Outcome]:
     """One call per case (``samples`` calls with ``samples=k``), all criteria in each call."""
-    checklist_formats = _Formats(f"{metric.name}_critique", schemas.checklist_schema)
-    analytic_formats = _Formats(f"{metric.name}_critique", schemas.analytic_schema)
+    checklist_formats = _formats(f"{metric.name}_critique", schemas.checklist_schema)
+    analytic_formats = _formats(f"{metric.name}_critique", schemas.analytic_schema)
+    readers = _PerRubric(_PointwiseReader)
 
     def plan(case: Case, rubric: Rubric) -> list[Ask]:
         template = _template_for(metric, rubric, pairwise=False)
@@ -393,12 +420,7 @@ async def critique_pointwise(
         checklist = template == "critique_checklist"
         fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
         messages = user_messages(text, case)
-
-        def read(raw: str) -> _Pointwise:
-            result = _read_pointwise(raw, rubric)
-            result.score = score(rubric, result.levels)  # validate now: a bad answer is re-asked
-            return result
-
+        read = readers(rubric)
         return [Ask(messages, fmt, s, read) for s in range(metric.samples)]
 
     return await _critique(
@@ -427,7 +449,7 @@ def _pointwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
     if len(good) == 1:
         chosen = good[0]
         rows, rationale = chosen.rows, chosen.rationale
-        result = chosen.score or score(rubric, chosen.levels)
+        result: Figures | Score = chosen.score
     else:
         levels, rows, rationale = _majority(good, rubric)
         result = score(rubric, levels)
@@ -488,7 +510,7 @@ async def critique_pairwise(
             _with_baseline(c, b) if b is not None and b != c.baseline_model_response else c
             for c, b in zip(cases, baselines, strict=True)
         ]
-    formats = _Formats(f"{metric.name}_pairwise", schemas.pairwise_schema)
+    formats = _formats(f"{metric.name}_pairwise", schemas.pairwise_schema)
 
     def plan(case: Case, rubric: Rubric) -> list[Ask]:
         template = template_for(_template_for(metric, rubric, pairwise=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 __all__ = [
     "PAIRWISE_SCALE",
     "PASS_RULE",
+    "Figures",
     "Interval",
     "Score",
     "ScoreError",
+    "Scorer",
     "Summary",
     "WinTieLoss",
     "coerce_level",
@@ -153,57 +155,94 @@ def score(rubric: Rubric, levels: Mapping[str, Any]) -> Score:
     clip keeps the score in [0, 1] and it stays monotone: a better level never lowers it, a
     penalty met never raises it. Critical criteria are checked before the total.
     """
-    by_name = {c.name: c for c in rubric.criteria}
-    missing = [f"{name}: missing" for name in by_name if name not in levels]
-    unknown = [f"{name}: not in the rubric" for name in levels if name not in by_name]
-    checked: dict[str, int] = {}
-    bad: list[str] = []
-    for name, value in levels.items():
-        criterion = by_name.get(name)
-        if criterion is None:
-            continue
-        level = coerce_level(criterion, value)
-        if isinstance(level, str):
-            bad.append(level)
+    return Scorer(rubric)(levels)
+
+
+class Scorer:
+    """:func:`score` for one rubric, with what it reads from the rubric worked out once.
+
+    A run scores thousands of answers against one rubric; the rubric must not change while a
+    scorer made from it is in use (build a new one after editing the rubric).
+    """
+
+    __slots__ = ("_allowed", "_by_name", "_critical", "_pass_mark", "_positive", "_spans")
+
+    def __init__(self, rubric: Rubric) -> None:
+        criteria = rubric.criteria
+        self._by_name = {c.name: c for c in criteria}
+        self._allowed = {c.name: frozenset(c.scores) for c in criteria}
+        #: name -> (weight, min level, max - min), in the rubric's order
+        self._spans = {c.name: (c.weight, c.min_score, c.max_score - c.min_score) for c in criteria}
+        self._positive = math.fsum(c.weight for c in criteria if c.weight > 0)
+        self._critical = [
+            (c.name, c.critical, c.is_yes_no) for c in criteria if c.critical is not None
+        ]
+        self._pass_mark = rubric.pass_mark
+
+    def __call__(self, levels: Mapping[str, Any]) -> Score:
+        return Score(**self.figures(levels)._asdict())
+
+    def figures(self, levels: Mapping[str, Any]) -> Figures:
+        """What :class:`Score` holds, as a plain tuple (no model validation: a run that
+        only reads the value and verdict of thousands of answers skips that cost)."""
+        by_name, allowed = self._by_name, self._allowed
+        checked: dict[str, int] = {}
+        bad: list[str] = []
+        unknown: list[str] = []
+        for name, value in levels.items():
+            ok = allowed.get(name)
+            if ok is None:
+                unknown.append(f"{name}: not in the rubric")
+            elif type(value) is int and value in ok:  # a level already read: nothing to coerce
+                checked[name] = value
+            else:
+                level = coerce_level(by_name[name], value)
+                if isinstance(level, str):
+                    bad.append(level)
+                else:
+                    checked[name] = level
+        if len(checked) + len(bad) != len(by_name) or bad or unknown:
+            missing = [f"{name}: missing" for name in by_name if name not in levels]
+            problems = missing + bad + unknown
+            if problems:
+                raise ScoreError(problems)
+
+        parts = {name: (checked[name] - low) / span for name, (_, low, span) in self._spans.items()}
+        total = math.fsum(w * parts[name] for name, (w, _, _) in self._spans.items())
+        value = min(1.0, max(0.0, total / self._positive))
+        if abs(value - round(value, 12)) < _EPS:
+            value = round(value, 12)  # 0.7500000000000001 -> 0.75: the lesson's numbers, exactly
+
+        failures = [
+            f"{name} is NO" if yes_no else f"{name} below {minimum}"
+            for name, minimum, yes_no in self._critical
+            if checked[name] < minimum
+        ]
+        passed: bool | None
+        verdict: str | None
+        if failures:
+            passed, verdict = False, f"fail ({'; '.join(failures)})"
+        elif self._pass_mark is not None:
+            passed = value + _EPS >= self._pass_mark
+            verdict = "pass" if passed else "fail (score below pass mark)"
+        elif self._critical:
+            # no pass mark to pass: say only what was checked, so a low score never reads or
+            # counts as a pass
+            passed, verdict = None, "critical met"
         else:
-            checked[name] = level
-    problems = missing + bad + unknown
-    if problems:
-        raise ScoreError(problems)
+            passed, verdict = None, None
+        return Figures(value, checked, parts, failures, passed, verdict)
 
-    parts = {c.name: c.normalise(checked[c.name]) for c in rubric.criteria}
-    positive = math.fsum(c.weight for c in rubric.criteria if c.weight > 0)
-    total = math.fsum(c.weight * parts[c.name] for c in rubric.criteria) / positive
-    value = min(1.0, max(0.0, total))
-    if abs(value - round(value, 12)) < _EPS:
-        value = round(value, 12)  # 0.7500000000000001 -> 0.75: the lesson's numbers, exactly
 
-    failures = [
-        f"{c.name} is NO" if c.is_yes_no else f"{c.name} below {c.critical}"
-        for c in rubric.criteria
-        if c.critical is not None and checked[c.name] < c.critical
-    ]
+class Figures(NamedTuple):
+    """A :class:`Score`'s fields, as :meth:`Scorer.figures` computes them."""
+
+    value: float
+    levels: dict[str, int]
+    parts: dict[str, float]
+    critical_failures: list[str]
     passed: bool | None
     verdict: str | None
-    if failures:
-        passed, verdict = False, f"fail ({'; '.join(failures)})"
-    elif rubric.pass_mark is not None:
-        passed = value + _EPS >= rubric.pass_mark
-        verdict = "pass" if passed else "fail (score below pass mark)"
-    elif any(c.critical is not None for c in rubric.criteria):
-        # no pass mark to pass: say only what was checked, so a low score never reads or
-        # counts as a pass
-        passed, verdict = None, "critical met"
-    else:
-        passed, verdict = None, None
-    return Score(
-        value=value,
-        levels=checked,
-        parts=parts,
-        critical_failures=failures,
-        passed=passed,
-        verdict=verdict,
-    )
 
 
 # -- summaries -------------------------------------------------------------------------------------
