@@ -3,6 +3,7 @@ run, and must send exactly what ``chat_body`` describes, whatever happens to the
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -61,20 +62,40 @@ def test_the_bytes_sent_are_chat_body(level: int, settings: dict[str, Any]) -> N
             assert sent(encoder, request, level) == chat_body(b, request, level)
 
 
-def test_a_schema_changed_in_place_is_sent_as_it_is_now() -> None:
-    """A notebook may edit a dict between runs: the body must never carry the old schema."""
+def test_a_schema_changed_in_place_is_sent_as_it_is_now_in_the_next_run() -> None:
     encoder = BodyEncoder(backend())
     fmt = schema("q1")
     request = Request([{"role": "user", "content": "x"}], fmt)
-    assert list(
-        sent(encoder, request)["response_format"]["json_schema"]["schema"]["properties"]
-    ) == ["q1"]
+    props = lambda: sent(encoder, request)["response_format"]["json_schema"]["schema"]["properties"]  # noqa: E731
+    assert list(props()) == ["q1"]
     fmt["json_schema"]["schema"]["properties"]["q2"] = {"type": "string"}
-    assert list(
-        sent(encoder, request)["response_format"]["json_schema"]["schema"]["properties"]
-    ) == ["q1", "q2"]
+    encoder.new_run()
+    assert list(props()) == ["q1", "q2"]
     fmt["json_schema"]["name"] = "renamed"
+    encoder.new_run()
     assert sent(encoder, request)["response_format"]["json_schema"]["name"] == "renamed"
+
+
+def test_a_notebook_that_edits_its_schema_between_runs_sends_the_new_one() -> None:
+    """Over real HTTP, on both transports: one judge, one dict edited between two runs in
+    one event loop (a notebook's: the judge's connections, and its session, are kept)."""
+    import rubriclab as rl
+    from rubriclab.testing import FakeJudgeServer
+
+    fmt = schema("q1")
+
+    async def two_runs(judge: rl.Judge, server: FakeJudgeServer, transport: str) -> None:
+        for ids in (["q1"], ["q1", "q2"]):
+            fmt["json_schema"]["schema"]["properties"] = {i: {"type": "string"} for i in ids}
+            request = Request([{"role": "user", "content": f"{transport} {ids}"}], fmt)
+            assert all(r.ok for r in await judge.amap([request], progress=False))
+            got = server.requests[-1]["response_format"]["json_schema"]["schema"]
+            assert list(got["properties"]) == ids
+
+    with FakeJudgeServer() as server:
+        for transport in ("httpx", "aiohttp"):
+            judge = rl.Judge(server.url, model="m", transport=transport, cache=False)
+            asyncio.run(two_runs(judge, server, transport))
 
 
 def test_formats_that_json_does_not_round_trip_are_still_sent_right() -> None:

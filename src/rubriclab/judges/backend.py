@@ -48,6 +48,11 @@ class Session(Protocol):
         """Make one attempt. ``format_level``: 2 = as asked, 1 = json_object only, 0 = none."""
         ...
 
+    def new_run(self) -> None:
+        """A run starts: drop what was remembered of earlier runs' requests (their objects
+        may have been changed in place since)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

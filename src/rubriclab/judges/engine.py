@@ -647,6 +647,7 @@ class Engine:
         bar = _progress_bar(total, 0, desc) if progress and total is not None else None
         run.bar = bar
         state = await self._state()
+        state.session.new_run()
         failed_before = dict(state.failed_attempts)
         interrupted = False
         try:

@@ -132,6 +132,9 @@ class _MockSession:
             return Failure("internal", f"mock responder failed: {type(exc).__name__}: {exc}")
         return Success(text, mock_usage(request.messages, text), self.model, "stop")
 
+    def new_run(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 

@@ -295,6 +295,9 @@ class _HTTPSession:
     def _parse_ok(self, raw: bytes) -> Outcome:
         return parse_chat(self.backend, raw)
 
+    def new_run(self) -> None:
+        self.encoder.new_run()
+
     async def aclose(self) -> None:
         await self.client.aclose()
 
@@ -390,24 +393,28 @@ def _format_at(fmt: Mapping[str, Any] | None, level: int) -> Mapping[str, Any] |
 
 
 class BodyEncoder:
-    """``chat_body`` as the bytes sent, with each response_format's JSON written once.
+    """``chat_body`` as the bytes sent, with each response_format's JSON written once a run.
 
     A run sends one schema with thousands of calls, and the schema is most of each body's
-    encoding time (a checklist's: 50 of 70 us). Its JSON is kept beside an equal copy of
-    the schema: a schema changed in place since (a notebook tweaking a dict between runs)
-    no longer equals the copy and is written again, so a stale schema is never sent.
+    encoding time (a checklist's: 50 of 70 us). A format is remembered by identity until the
+    next run starts (:meth:`new_run`): a dict changed in place between runs (a notebook
+    tweaking a schema) is written again, so a stale schema is never sent.
     """
 
-    #: formats remembered at once; a run whose rubrics differ by row writes the rest each time
+    #: formats remembered at once (a run whose rubrics differ by row writes the rest each time)
     LIMIT = 256
 
     def __init__(self, backend: OpenAIBackend) -> None:
         self.backend = backend
-        self._seen: dict[int, tuple[Mapping[str, Any], Any, str]] = {}
+        self._seen: dict[int, tuple[Mapping[str, Any], str]] = {}
 
     def __len__(self) -> int:
         """How many formats' JSON is remembered."""
         return len(self._seen)
+
+    def new_run(self) -> None:
+        """Forget every format: the next run writes each one again, as it is then."""
+        self._seen.clear()
 
     def encode(self, request: Request, format_level: int) -> bytes:
         body = _body_without_format(self.backend, request)
@@ -420,13 +427,12 @@ class BodyEncoder:
 
     def _json(self, fmt: Mapping[str, Any]) -> str:
         seen = self._seen.get(id(fmt))
-        if seen is not None and seen[0] is fmt and seen[1] == fmt:
-            return seen[2]
+        if seen is not None and seen[0] is fmt:
+            return seen[1]
         text = json.dumps(dict(fmt))
         if len(self._seen) >= self.LIMIT:
             self._seen.clear()
-        # the object is kept, so its id is not reused while the entry lives
-        self._seen[id(fmt)] = (fmt, json.loads(text), text)
+        self._seen[id(fmt)] = (fmt, text)  # the object is kept, so its id is not reused
         return text
 
 
