@@ -76,7 +76,10 @@ class _Conflict(ValueError):
 def _no_conflicts(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``object_pairs_hook``: identical repeats merge; a key repeated with another value is an
     ambiguity (``{"q1": "YES", "q1": "NO"}``) that must not be settled by "last one wins"."""
-    out: dict[str, Any] = {}
+    out = dict(pairs)
+    if len(out) == len(pairs):  # no key twice (every answer read, nearly): nothing to check
+        return out
+    out = {}
     for key, value in pairs:
         if key in out and out[key] != value:
             raise _Conflict(key)
@@ -89,6 +92,8 @@ _Kind = type[dict] | type[list] | None  # type: ignore[type-arg]
 
 
 def _fences(text: str) -> list[str]:
+    if "```" not in text:  # a bare JSON answer: no regex scan
+        return []
     return [m.group(2) for m in _FENCE.finditer(text)]
 
 

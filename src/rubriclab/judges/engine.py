@@ -32,7 +32,7 @@ from .backend import Backend, Failure, Session, Success
 from .base import CallError, Reply, Request, Usage
 from .cache import CacheEntry, ResponseCache, cache_key
 from .pacing import Pacer
-from .pricing import PriceTable, cost_of, lookup
+from .pricing import Price, PriceTable, cost_at, lookup
 
 __all__ = [
     "AdaptiveLimit",
@@ -441,6 +441,7 @@ class Engine:
         self._rng = random.Random()
         self.pacer = Pacer()  # what the provider's rate headers said, shared by every loop
         self._price_known = lookup(prices, model) is not None
+        self._price_of: dict[str, Price | None] = {}
 
     # -- per-loop state ------------------------------------------------------------------
     async def _state(self) -> _LoopState:
@@ -494,9 +495,16 @@ class Engine:
 
     # -- one call ------------------------------------------------------------------------
     def _cost(self, usage: Usage, model: str) -> float | None:
-        if self.local or self._price_known:
-            return cost_of(usage, self.model, self.prices, local=self.local)
-        return cost_of(usage, model, self.prices)
+        if self.local:
+            return 0.0
+        name = self.model if self._price_known else model
+        try:
+            price = self._price_of[name]
+        except KeyError:  # looked up once a model: an unknown name scans the whole table
+            price = lookup(self.prices, name)
+            if len(self._price_of) < 64:  # model names come from replies: keep a few
+                self._price_of[name] = price
+        return cost_at(usage, price)
 
     def _reply_from_cache(self, entry: CacheEntry) -> Reply:
         return Reply(

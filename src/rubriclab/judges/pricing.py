@@ -16,6 +16,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "batch_cost_of",
+    "cost_at",
     "cost_of",
     "resolve_prices",
 ]
@@ -98,7 +99,11 @@ def cost_of(usage: Usage, model: str, table: PriceTable, *, local: bool = False)
     """USD for one call, 0.0 for local/mock judges, None when the model's price is unknown."""
     if local:
         return 0.0
-    price = lookup(table, model)
+    return cost_at(usage, lookup(table, model))
+
+
+def cost_at(usage: Usage, price: Price | None) -> float | None:
+    """USD for one call at ``price`` (None when the price is unknown)."""
     if price is None:
         return None
     return (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1_000_000
