@@ -372,3 +372,59 @@ def test_cli_run_streams_into_results_jsonl(tmp_path: Path) -> None:
     stamp = (out / "results.jsonl").stat().st_mtime_ns
     assert main(["run", str(config)]) == 0
     assert (out / "results.jsonl").stat().st_mtime_ns != stamp
+
+
+# -- pairwise streamed summaries -------------------------------------------------------------------
+
+
+def _pairwise_rows() -> tuple[list[Any], list[Any], list[Any]]:
+    """Choices (None: an error row), order-consistency flags (None/NaN: unknown) and criteria."""
+    choices = [1.0, 0.5, None, 0.0, -0.5, -1.0, 0.5, None, 1.0, 0.0]
+    swaps: list[Any] = [True, False, True, None, float("nan"), True, False, False, True, True]
+    sides = ["candidate", "tie", "baseline"]
+    criteria = [
+        [{"name": n, "winner": sides[(i + k) % 3]} for k, n in enumerate(["acc", "tone"])]
+        for i in range(len(choices))
+    ]
+    criteria[3] = "not a list"  # a cell that is not a criteria list counts nowhere
+    return choices, swaps, criteria
+
+
+def test_pairwise_running_summary_counts_flips_and_criteria_as_summarize_does() -> None:
+    choices, swaps, criteria = _pairwise_rows()
+    want = summarize(choices, choices=choices, swap_consistent=swaps, criteria=criteria)
+    for cuts in ([0, 10], [0, 3, 7, 10], [0, 0, 1, 10]):
+        merged = RunningSummary(pairwise=True)
+        for a, b in itertools.pairwise(cuts):
+            part = RunningSummary(pairwise=True)
+            part.add(choices[a:b], swap_consistent=swaps[a:b], criteria=criteria[a:b])
+            merged.merge(RunningSummary.from_dict(json.loads(json.dumps(part.to_dict()))))
+        assert_same_summary(merged.summary(), want)
+    assert want.swap_inconsistent == 2 and want.criteria and want.criteria["acc"].win > 0
+
+
+def assert_same_summary(got: Any, want: Any) -> None:
+    """Equal, but for the float rounding of a mean and std merged block by block."""
+    rounded = {"mean", "std"}
+    assert got.model_dump(exclude=rounded) == want.model_dump(exclude=rounded)
+    assert got.mean == pytest.approx(want.mean) and got.std == pytest.approx(want.std)
+
+
+def test_a_streamed_pairwise_run_summarises_flips_and_criteria_without_the_table(
+    tmp_path: Path,
+) -> None:
+    rubric = rl.Rubric.checklist(["Is it correct?", "Is it polite?", "Is it short?"])
+    metric = rl.metrics.PairwiseRubricMetric(rubric=rubric, name="vs")
+    data = frame(23).assign(baseline_model_response=[f"Perhaps {i}." for i in range(23)])
+    whole = rl.evaluate(data, [metric], judge="mock")
+    out = tmp_path / "pairwise.parquet"
+    rl.evaluate(data, [metric], judge="mock", output=out, chunk_rows=5)
+
+    opened = open_result(out)
+    summary, wins = opened.metric_summary("vs"), opened.criterion_wins("vs")
+    text = opened.summary_text()
+    assert not opened.loaded
+    assert_same_summary(summary, whole.metric_summary("vs"))
+    assert summary.swap_inconsistent is not None and summary.criteria
+    pd.testing.assert_frame_equal(wins, whole.criterion_wins("vs"))
+    assert "per criterion (win/tie/loss)" in text

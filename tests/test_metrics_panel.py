@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import threading
 from typing import Any
 
@@ -10,6 +12,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import rubriclab as rl
 from rubriclab.calibration.measures import fleiss_kappa, krippendorff_alpha, panel_agreement
@@ -272,3 +276,72 @@ def test_panel_agreement_reads_the_judges_column() -> None:
         krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-9
     )
     assert out["fleiss_kappa"] == pytest.approx(fleiss_kappa([[1, 1], [0, 1]]))
+
+
+# -- agreement tallied block by block (a streamed run's summary) ----------------------------------
+
+
+def _dense_agreement(column: list[Any]) -> dict[str, Any]:
+    """The whole-table computation: judges x units matrix, then the two measures on it."""
+    judges: list[str] = []
+    units: dict[tuple[int, str], dict[str, float]] = {}
+    for row, entries in enumerate(column):
+        for entry in entries or []:
+            if entry["judge"] not in judges:
+                judges.append(entry["judge"])
+            for criterion, level in entry["levels"].items():
+                units.setdefault((row, criterion), {})[entry["judge"]] = float(level)
+    data = np.array([[u.get(j, np.nan) for u in units.values()] for j in judges])
+    complete = ~np.isnan(data).any(axis=0)
+    return {
+        "fleiss_kappa": fleiss_kappa(data[:, complete].T) if complete.any() else None,
+        "alpha_nominal": krippendorff_alpha(data, "nominal"),
+        "alpha_ordinal": krippendorff_alpha(data, "ordinal"),
+        "units": len(units),
+    }
+
+
+panel_cells = st.lists(
+    st.one_of(
+        st.none(),
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "judge": st.sampled_from(["a", "b", "c"]),
+                    "levels": st.dictionaries(
+                        st.sampled_from(["q1", "q2", "q3"]), st.integers(1, 4), max_size=3
+                    ),
+                }
+            ),
+            max_size=3,
+            unique_by=lambda e: e["judge"],
+        ),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@given(panel_cells, st.lists(st.integers(0, 12), max_size=4))
+def test_agreement_tallied_in_blocks_equals_the_whole_table(
+    column: list[Any], cuts: list[int]
+) -> None:
+    from rubriclab.calibration.measures import PanelTally
+
+    bounds = [0, *sorted(min(c, len(column)) for c in cuts), len(column)]
+    merged = PanelTally()
+    for a, b in itertools.pairwise(bounds):
+        block = PanelTally()
+        block.add(column[a:b])
+        merged.merge(PanelTally.from_dict(json.loads(json.dumps(block.to_dict()))))
+    got, whole = merged.result(), panel_agreement(column)
+    assert got == pytest.approx(whole, abs=1e-12)  # sums added in another order
+    if got["judges"] >= 2 and got["units"]:
+        want = _dense_agreement(column)
+        assert got["units"] == want["units"]
+        for key in ("fleiss_kappa", "alpha_nominal", "alpha_ordinal"):
+            expected = want[key]
+            if expected is None or math.isnan(expected):
+                assert got[key] is None, key
+            else:
+                assert got[key] == pytest.approx(expected, abs=1e-9), key

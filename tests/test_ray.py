@@ -111,3 +111,16 @@ def test_per_actor_concurrency_reaches_the_judge(local_ray: None, fake_judge: An
     assert len(rows) == 24
     assert all(r["quality/error"] is None for r in rows)
     assert fake_judge.peak_in_flight <= 3
+
+
+def test_ray_summary_of_a_pairwise_metric_counts_flips_like_a_local_run(local_ray: None) -> None:
+    rubric = rl.Rubric.checklist(["Is it correct?", "Is it polite?"])
+    metric = rl.metrics.PairwiseRubricMetric(rubric=rubric, name="vs")
+    data = frame(12).assign(baseline_model_response=[f"Maybe {i}." for i in range(12)])
+    local = rl.evaluate(data, [metric], judge="mock")
+    ds = ray.data.from_pandas(data).repartition(3)
+    results = rl_ray.evaluate(ds, [metric], judge="mock", concurrency=1, batch_size=5)
+    summary = rl_ray.summary(results.materialize(), [metric])
+    want = local.summary
+    for col in ("n", "scored", "mean", "win_rate", "tie_rate", "swap_inconsistent"):
+        assert summary.loc["vs", col] == pytest.approx(want.loc["vs", col]), col

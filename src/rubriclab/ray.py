@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .columns import PASSED, SCORE, TOKENS, col
+from .columns import TOKENS, col
 from .evaluation.run import check_metrics
 from .evaluation.stream import RunningSummary, judge_frame
 from .judges import get_judge
@@ -138,10 +138,7 @@ def _partial_summaries(
     row: dict[str, Any] = {}
     for name in names:
         running = RunningSummary(pairwise=name in pairwise)
-        passed = batch.get(col(name, PASSED))
-        running.add(
-            batch[col(name, SCORE)].tolist(), passed.tolist() if passed is not None else None
-        )
+        running.add_frame(batch, name)
         row[f"{name}|summary"] = json.dumps(running.to_dict())
         has_tokens = col(name, TOKENS) in batch
         tokens = batch[col(name, TOKENS)] if has_tokens else pd.Series(0, batch.index)

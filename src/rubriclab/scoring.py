@@ -28,7 +28,9 @@ __all__ = [
     "Scorer",
     "Summary",
     "WinTieLoss",
+    "cell_flag",
     "coerce_level",
+    "criterion_tallies",
     "score",
     "score_value",
     "summarize",
@@ -410,7 +412,7 @@ def summarize(
     pass_iv: Interval | None = None
     n_passed = n_verdicts = None
     if passed is not None:
-        flags = [_flag(p) for p, v in zip(passed, vals, strict=True) if v is not None]
+        flags = [cell_flag(p) for p, v in zip(passed, vals, strict=True) if v is not None]
         decided = [f for f in flags if f is not None]
         n_passed, n_verdicts = sum(decided), len(decided)
         if decided:
@@ -424,7 +426,7 @@ def summarize(
         loss = wilson_interval(sum(c < 0 for c in picked), m)
     flips = flip_rate = None
     if swap_consistent is not None:
-        marks = [_flag(f) for f, v in zip(swap_consistent, vals, strict=True) if v is not None]
+        marks = [cell_flag(f) for f, v in zip(swap_consistent, vals, strict=True) if v is not None]
         known = [m for m in marks if m is not None]
         flips = sum(not m for m in known)
         flip_rate = flips / len(known) if known else None
@@ -451,8 +453,8 @@ def summarize(
     )
 
 
-def _flag(value: Any) -> bool | None:
-    """A pass or consistency flag from a table cell (bools, numpy bools, None/NaN)."""
+def cell_flag(value: Any) -> bool | None:
+    """A pass or consistency flag from a table cell (bools, numpy bools; None for None/NaN)."""
     if value is None or isinstance(value, str):
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -467,7 +469,15 @@ _SIDES = {"candidate": "win", "tie": "tie", "baseline": "loss"}
 
 
 def _criterion_counts(rows: Sequence[Any]) -> dict[str, WinTieLoss]:
-    counts: dict[str, dict[str, int]] = {}
+    return {name: WinTieLoss(**c) for name, c in criterion_tallies(rows).items()}
+
+
+def criterion_tallies(
+    rows: Iterable[Any], into: dict[str, dict[str, int]] | None = None
+) -> dict[str, dict[str, int]]:
+    """Per criterion, ``{"win", "tie", "loss"}`` counts from pairwise rows' criteria lists
+    (added to ``into`` when given: chunks of a streamed run add up)."""
+    counts: dict[str, dict[str, int]] = {} if into is None else into
     for row in rows:
         if not isinstance(row, Sequence) or isinstance(row, str):
             continue
@@ -476,7 +486,7 @@ def _criterion_counts(rows: Sequence[Any]) -> dict[str, WinTieLoss]:
                 continue
             tally = counts.setdefault(str(item.get("name", "")), {"win": 0, "tie": 0, "loss": 0})
             tally[_SIDES[item["winner"]]] += 1
-    return {name: WinTieLoss(**c) for name, c in counts.items()}
+    return counts
 
 
 def score_value(value: Any) -> float | None:

@@ -15,7 +15,7 @@ import html
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -25,6 +25,7 @@ from ..columns import to_plain
 
 __all__ = [
     "Agreement",
+    "PanelTally",
     "agreement",
     "cohen_kappa",
     "fleiss_kappa",
@@ -439,6 +440,11 @@ def krippendorff_alpha(
     pairs = counts[:, :, None] * counts[:, None, :]
     pairs -= counts[:, :, None] * np.eye(len(domain))[None, :, :]
     o = (pairs / (per_unit - 1)[:, None, None]).sum(axis=0)
+    return _alpha(o, domain, level)
+
+
+def _alpha(o: Any, domain: Any, level: str) -> float:
+    """Krippendorff's alpha from the coincidence matrix ``o`` over the sorted values ``domain``."""
     n_v = o.sum(axis=0)
     e = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
     if level == "nominal":
@@ -465,37 +471,142 @@ def panel_agreement(verdicts: Sequence[Any]) -> dict[str, Any]:
     ``{"judge": name, "levels": {criterion: level}}``. Fleiss' kappa uses the units every judge
     rated; Krippendorff's alpha (nominal and ordinal) uses every unit with two ratings or more.
     """
-    judges: list[str] = []
-    units: dict[tuple[int, str], dict[str, float]] = {}
-    for row, entries in enumerate(verdicts):
-        if not isinstance(entries, list):
-            continue
-        for entry in entries:
-            if not isinstance(entry, Mapping):
+    tally = PanelTally()
+    tally.add(verdicts)
+    return tally.result()
+
+
+@dataclass
+class PanelTally:
+    """What :func:`panel_agreement` needs, kept in memory that does not grow with the rows
+    and added up block by block: a streamed run of millions of rows tallies each chunk and
+    its summary never reads the table back.
+
+    Units (a case's criterion) never span two blocks, so sums over units add up exactly:
+    Krippendorff's coincidence matrix, and for Fleiss' kappa, per number of raters in a unit,
+    the units, their sum of squared category counts and the category totals (the units every
+    judge rated are known only once every judge is: a judge may fail a whole block).
+    """
+
+    judges: list[str] = field(default_factory=list)
+    units: int = 0
+    values: set[float] = field(default_factory=set)
+    #: (value, value) -> coincidences, over the units with two ratings or more
+    coincidences: dict[tuple[float, float], float] = field(default_factory=dict)
+    #: raters in a unit -> [units, sum of squared category counts, {value: count}]
+    by_raters: dict[int, list[Any]] = field(default_factory=dict)
+
+    def add(self, verdicts: Sequence[Any]) -> None:
+        """Fold in a block of a ``{metric}/judges`` column (one cell per case)."""
+        for entries in verdicts:
+            if not isinstance(entries, list):
                 continue
-            name = str(entry.get("judge"))
-            if name not in judges:
-                judges.append(name)
-            for criterion, level in (entry.get("levels") or {}).items():
-                if isinstance(level, int | float) and not isinstance(level, bool):
-                    units.setdefault((row, str(criterion)), {})[name] = float(level)
-    out: dict[str, Any] = {
-        "judges": len(judges),
-        "units": len(units),
-        "fleiss_kappa": None,
-        "alpha_nominal": None,
-        "alpha_ordinal": None,
-    }
-    if len(judges) < 2 or not units:
+            units: dict[str, dict[str, float]] = {}
+            for entry in entries:
+                if not isinstance(entry, Mapping):
+                    continue
+                name = str(entry.get("judge"))
+                if name not in self.judges:
+                    self.judges.append(name)
+                for criterion, level in (entry.get("levels") or {}).items():
+                    if isinstance(level, int | float) and not isinstance(level, bool):
+                        units.setdefault(str(criterion), {})[name] = float(level)
+            for rated in units.values():
+                self._unit(list(rated.values()))
+
+    def _unit(self, ratings: list[float]) -> None:
+        self.units += 1
+        self.values.update(ratings)
+        counts: dict[float, int] = {}
+        for value in ratings:
+            counts[value] = counts.get(value, 0) + 1
+        m = len(ratings)
+        group = self.by_raters.setdefault(m, [0, 0.0, {}])
+        group[0] += 1
+        group[1] += sum(c * c for c in counts.values())
+        for value, c in counts.items():
+            group[2][value] = group[2].get(value, 0) + c
+        if m < 2:
+            return
+        coincidences = self.coincidences
+        for v, cv in counts.items():
+            for w, cw in counts.items():
+                pairs = cv * (cw - 1) if v == w else cv * cw
+                if pairs:
+                    coincidences[(v, w)] = coincidences.get((v, w), 0.0) + pairs / (m - 1)
+
+    def merge(self, other: PanelTally) -> None:
+        """Fold in another block's tally (of other cases)."""
+        for name in other.judges:
+            if name not in self.judges:
+                self.judges.append(name)
+        self.units += other.units
+        self.values |= other.values
+        for pair, weight in other.coincidences.items():
+            self.coincidences[pair] = self.coincidences.get(pair, 0.0) + weight
+        for m, (items, squares, cats) in other.by_raters.items():
+            group = self.by_raters.setdefault(m, [0, 0.0, {}])
+            group[0] += items
+            group[1] += squares
+            for value, c in cats.items():
+                group[2][value] = group[2].get(value, 0) + c
+
+    def result(self) -> dict[str, Any]:
+        """``judges``, ``units``, ``fleiss_kappa``, ``alpha_nominal``, ``alpha_ordinal``."""
+        out: dict[str, Any] = {
+            "judges": len(self.judges),
+            "units": self.units,
+            "fleiss_kappa": None,
+            "alpha_nominal": None,
+            "alpha_ordinal": None,
+        }
+        if len(self.judges) < 2 or not self.units:
+            return out
+        n = len(self.judges)
+        complete = self.by_raters.get(n)
+        if complete is not None:
+            out["fleiss_kappa"] = _none_if_nan(_fleiss(n, *complete))
+        domain = np.array(sorted(self.values))
+        if len(domain) >= 2 and self.coincidences:
+            index = {v: i for i, v in enumerate(domain.tolist())}
+            o = np.zeros((len(domain), len(domain)))
+            for (v, w), weight in self.coincidences.items():
+                o[index[v], index[w]] = weight
+            out["alpha_nominal"] = _none_if_nan(_alpha(o, domain, "nominal"))
+            out["alpha_ordinal"] = _none_if_nan(_alpha(o, domain, "ordinal"))
         return out
-    data = np.full((len(judges), len(units)), np.nan)
-    for u, rated in enumerate(units.values()):
-        for r, name in enumerate(judges):
-            if name in rated:
-                data[r, u] = rated[name]
-    complete = ~np.isnan(data).any(axis=0)
-    if complete.any():
-        out["fleiss_kappa"] = _none_if_nan(fleiss_kappa(data[:, complete].T))
-    out["alpha_nominal"] = _none_if_nan(krippendorff_alpha(data, "nominal"))
-    out["alpha_ordinal"] = _none_if_nan(krippendorff_alpha(data, "ordinal"))
-    return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (for a streamed run's state file)."""
+        return {
+            "judges": self.judges,
+            "units": self.units,
+            "values": sorted(self.values),
+            "coincidences": [[v, w, c] for (v, w), c in self.coincidences.items()],
+            "by_raters": [
+                [m, items, squares, [[v, c] for v, c in cats.items()]]
+                for m, (items, squares, cats) in self.by_raters.items()
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PanelTally:
+        return cls(
+            judges=list(data["judges"]),
+            units=int(data["units"]),
+            values={float(v) for v in data["values"]},
+            coincidences={(float(v), float(w)): float(c) for v, w, c in data["coincidences"]},
+            by_raters={
+                int(m): [int(items), float(squares), {float(v): int(c) for v, c in cats}]
+                for m, items, squares, cats in data["by_raters"]
+            },
+        )
+
+
+def _fleiss(n_raters: int, n_items: int, squares: float, cats: Mapping[float, int]) -> float:
+    """Fleiss' kappa from sums over the items every rater rated (as :func:`fleiss_kappa`)."""
+    p_bar = (squares - n_items * n_raters) / (n_items * n_raters * (n_raters - 1))
+    p_e = math.fsum((c / (n_items * n_raters)) ** 2 for c in cats.values())
+    if math.isclose(p_e, 1.0):
+        return math.nan
+    return (p_bar - p_e) / (1.0 - p_e)

@@ -26,13 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..columns import PASSED, SCORE, col, to_plain
+from ..columns import CRITERIA, PASSED, SCORE, SWAP_CONSISTENT, col, to_plain
 from ..data import DataError, to_frame
 from ..judges import get_judge
 from ..judges.cache import MemoryCache
 from ..judges.sync import run_sync
 from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
-from ..scoring import Summary, score_value, wilson_interval
+from ..scoring import (
+    Summary,
+    WinTieLoss,
+    cell_flag,
+    criterion_tallies,
+    score_value,
+    wilson_interval,
+)
 from .run import evaluate_frame
 
 if TYPE_CHECKING:
@@ -74,12 +81,37 @@ class RunningSummary:
     win: int = 0
     tie: int = 0
     loss: int = 0
+    #: pairwise: scored rows whose order-consistency is known, and those whose orders disagreed
+    has_swap: bool = False
+    swap_known: int = 0
+    swap_flips: int = 0
+    #: pairwise: per criterion, win/tie/loss counts (None until a chunk had a criteria column)
+    criteria: dict[str, dict[str, int]] | None = None
+
+    def add_frame(self, frame: pd.DataFrame, name: str) -> None:
+        """Fold in metric ``name``'s columns of a block of result rows."""
+        scores = frame[col(name, SCORE)].tolist()
+        if self.pairwise:
+            swap, crits = col(name, SWAP_CONSISTENT), col(name, CRITERIA)
+            self.add(
+                scores,
+                swap_consistent=frame[swap].tolist() if swap in frame else None,
+                criteria=[_nested(c) for c in frame[crits]] if crits in frame else None,
+            )
+        else:
+            passed = col(name, PASSED)
+            self.add(scores, frame[passed].tolist() if passed in frame else None)
 
     def add(
         self,
         values: Sequence[Any],
         passed: Sequence[Any] | None = None,
+        *,
+        swap_consistent: Sequence[Any] | None = None,
+        criteria: Sequence[Any] | None = None,
     ) -> None:
+        """Fold in a block's scores (and pass flags; for pairwise, order-consistency flags and
+        criteria lists), counting exactly what ``scoring.summarize`` counts."""
         vals = [score_value(v) for v in values]
         self.n += len(vals)
         scored = [v for v in vals if v is not None]
@@ -96,6 +128,18 @@ class RunningSummary:
             self.win += sum(v > 0 for v in scored)
             self.tie += sum(v == 0 for v in scored)
             self.loss += sum(v < 0 for v in scored)
+            if swap_consistent is not None:
+                self.has_swap = True
+                for f, v in zip(swap_consistent, vals, strict=True):
+                    mark = cell_flag(f) if v is not None else None
+                    if mark is not None:
+                        self.swap_known += 1
+                        self.swap_flips += not mark
+            if criteria is not None:
+                rows = [c for c, v in zip(criteria, vals, strict=True) if v is not None]
+                self.criteria = criterion_tallies(
+                    rows, {} if self.criteria is None else self.criteria
+                )
         elif passed is not None:
             self.has_pass = True
             for p, v in zip(passed, vals, strict=True):
@@ -119,6 +163,15 @@ class RunningSummary:
         self.win += other.win
         self.tie += other.tie
         self.loss += other.loss
+        self.has_swap = self.has_swap or other.has_swap
+        self.swap_known += other.swap_known
+        self.swap_flips += other.swap_flips
+        if other.criteria is not None:
+            mine = self.criteria = {} if self.criteria is None else self.criteria
+            for name, counts in other.criteria.items():
+                tally = mine.setdefault(name, {"win": 0, "tie": 0, "loss": 0})
+                for side, k in counts.items():
+                    tally[side] = tally.get(side, 0) + k
 
     def summary(self) -> Summary:
         std = math.sqrt(self.m2 / (self.scored - 1)) if self.scored >= 2 else None
@@ -135,6 +188,11 @@ class RunningSummary:
             win=wilson_interval(self.win, self.scored) if pairwise else None,
             tie=wilson_interval(self.tie, self.scored) if pairwise else None,
             loss=wilson_interval(self.loss, self.scored) if pairwise else None,
+            swap_inconsistent=self.swap_flips if self.has_swap else None,
+            swap_inconsistent_rate=self.swap_flips / self.swap_known if self.swap_known else None,
+            criteria=None
+            if self.criteria is None
+            else {name: WinTieLoss(**c) for name, c in self.criteria.items()},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,6 +304,17 @@ def judge_frame(
     result = run_sync(evaluate_frame(frame, metrics, judge=judge, **options))
     flat, _json_columns = result.flat_table()
     return flat
+
+
+def _nested(cell: Any) -> Any:
+    """A nested cell as a value: a flattened block (an executor's rows, a saved file) holds
+    lists and dicts as JSON text."""
+    if isinstance(cell, str):
+        try:
+            return json.loads(cell)
+        except ValueError:
+            return cell
+    return cell
 
 
 @dataclass
@@ -467,11 +536,7 @@ def _advance(state: _State, result: EvalResult, rows: int) -> None:
         running = state.running.get(info.name)
         if running is None:
             running = state.running[info.name] = RunningSummary(pairwise=info.kind == "pairwise")
-        passed = col(info.name, PASSED)
-        running.add(
-            table[col(info.name, SCORE)].tolist(),
-            table[passed].tolist() if passed in table.columns else None,
-        )
+        running.add_frame(table, info.name)
     state.stats.merge(result.stats)
     if not state.metrics:
         state.metrics = [m.to_dict() for m in result.metrics]
@@ -494,10 +559,7 @@ def _header(state: _State, parquet: bool) -> dict[str, Any]:
         "meta": {},
         "columns": state.columns,
         "rows": state.rows,
-        # pairwise summaries also count flips and per-criterion wins: those read the table
-        "summary": {
-            k: v.summary().model_dump() for k, v in state.running.items() if not v.pairwise
-        },
+        "summary": {k: v.summary().model_dump() for k, v in state.running.items()},
         "stream": {"fingerprint": state.fingerprint, "chunk_rows": state.chunk_rows},
     }
     if parquet:  # JSONL holds nested values as real JSON; Parquet as JSON text, named here
