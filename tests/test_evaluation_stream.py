@@ -21,6 +21,7 @@ import pytest
 import rubriclab as rl
 from rubriclab.data import DataError
 from rubriclab.evaluation.stream import RunningSummary, iter_chunks
+from rubriclab.judges import JudgeConfigError
 from rubriclab.result import FileResult, load_result, open_result
 from rubriclab.scoring import summarize
 
@@ -428,3 +429,50 @@ def test_a_streamed_pairwise_run_summarises_flips_and_criteria_without_the_table
     assert summary.swap_inconsistent is not None and summary.criteria
     pd.testing.assert_frame_equal(wins, whole.criterion_wins("vs"))
     assert "per criterion (win/tie/loss)" in text
+
+
+def test_a_streamed_panel_run_reports_agreement_without_the_table(tmp_path: Path) -> None:
+    metric = rl.metrics.RubricMetric(
+        rubric=RUBRIC, name="panel", judges=["mock:a", "mock:b", "mock:c"]
+    )
+    whole = rl.evaluate(frame(17), [metric], judge="mock")
+    out = tmp_path / "panel.jsonl"
+    rl.evaluate(frame(17), [metric], output=out, chunk_rows=4)  # the panel is the only judge
+
+    opened = open_result(out)
+    summary = opened.summary
+    assert not opened.loaded
+    want = whole.summary
+    for column in ("fleiss_kappa", "alpha_nominal", "alpha_ordinal", "mean", "n"):
+        assert summary.loc["panel", column] == pytest.approx(want.loc["panel", column]), column
+    assert opened.panel_agreement("panel") == pytest.approx(whole.panel_agreement("panel"))
+    assert whole.panel_agreement("panel")["units"] == 17 * 3
+    assert rl.evaluate(frame(3), [METRIC], judge="mock").panel_agreement("quality") is None
+
+
+def test_a_streamed_run_needs_no_judge_when_its_metrics_need_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in memory: computation metrics judge nothing; a judged metric says no judge is set."""
+    monkeypatch.delenv("RUBRICLAB_JUDGE", raising=False)
+    data = frame(7).assign(reference=[f"It is {2 * i}." for i in range(7)])
+    out = tmp_path / "exact.parquet"
+    result = rl.evaluate(data, [rl.metrics.exact_match], output=out, chunk_rows=3)
+    assert result.summary.loc["exact_match", "n"] == 7
+    assert result.summary.loc["exact_match", "mean"] == pytest.approx(
+        rl.evaluate(data, [rl.metrics.exact_match]).summary.loc["exact_match", "mean"]
+    )
+    with pytest.raises(JudgeConfigError, match="no judge set"):
+        rl.evaluate(data, [METRIC], output=tmp_path / "judged.jsonl", chunk_rows=3)
+
+
+def test_an_output_judged_by_one_panel_is_not_taken_for_another_panels(tmp_path: Path) -> None:
+    def panel(*judges: str) -> Any:
+        return rl.metrics.RubricMetric(rubric=RUBRIC, name="panel", judges=list(judges))
+
+    out = tmp_path / "panel.jsonl"
+    first = rl.evaluate(frame(5), [panel("mock:a", "mock:b")], output=out, chunk_rows=2)
+    again = rl.evaluate(frame(5), [panel("mock:a", "mock:b")], output=out, chunk_rows=2)
+    assert again.stream_fingerprint == first.stream_fingerprint
+    with pytest.raises(ValueError, match="already holds a run with other metrics, judge"):
+        rl.evaluate(frame(5), [panel("mock:a", "mock:c")], output=out, chunk_rows=2)

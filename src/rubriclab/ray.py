@@ -123,6 +123,9 @@ def summary(results: Any, metrics: Sequence[Metric]) -> pd.DataFrame:
             running.merge(RunningSummary.from_dict(json.loads(part[f"{name}|summary"])))
             tokens += int(part[f"{name}|tokens"])
         flat = running.summary().as_flat_dict()
+        found = running.agreement()
+        if found is not None:  # a judge panel: how far its judges agree, as EvalResult.summary
+            flat.update({k: v for k, v in found.items() if k not in ("judges", "units")})
         flat["kind"] = kinds[name]
         flat["tokens"] = tokens
         rows.append(pd.Series(flat, name=name))

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..columns import CRITERIA, PASSED, SCORE, SWAP_CONSISTENT, col, to_plain
+from ..calibration.measures import PanelTally
+from ..columns import CRITERIA, JUDGES, PASSED, SCORE, SWAP_CONSISTENT, col, to_plain
 from ..data import DataError, to_frame
-from ..judges import get_judge
+from ..judges import JudgeConfigError, get_judge
 from ..judges.cache import MemoryCache
 from ..judges.sync import run_sync
 from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
@@ -87,6 +88,8 @@ class RunningSummary:
     swap_flips: int = 0
     #: pairwise: per criterion, win/tie/loss counts (None until a chunk had a criteria column)
     criteria: dict[str, dict[str, int]] | None = None
+    #: a judge panel's agreement tally (None for a metric without a panel)
+    panel: PanelTally | None = None
 
     def add_frame(self, frame: pd.DataFrame, name: str) -> None:
         """Fold in metric ``name``'s columns of a block of result rows."""
@@ -101,6 +104,11 @@ class RunningSummary:
         else:
             passed = col(name, PASSED)
             self.add(scores, frame[passed].tolist() if passed in frame else None)
+        judges = col(name, JUDGES)
+        if judges in frame:
+            if self.panel is None:
+                self.panel = PanelTally()
+            self.panel.add([_nested(c) for c in frame[judges]])
 
     def add(
         self,
@@ -166,6 +174,10 @@ class RunningSummary:
         self.has_swap = self.has_swap or other.has_swap
         self.swap_known += other.swap_known
         self.swap_flips += other.swap_flips
+        if other.panel is not None:
+            if self.panel is None:
+                self.panel = PanelTally()
+            self.panel.merge(other.panel)
         if other.criteria is not None:
             mine = self.criteria = {} if self.criteria is None else self.criteria
             for name, counts in other.criteria.items():
@@ -195,12 +207,21 @@ class RunningSummary:
             else {name: WinTieLoss(**c) for name, c in self.criteria.items()},
         )
 
+    def agreement(self) -> dict[str, Any] | None:
+        """A judge panel's agreement (``panel_agreement``'s figures), None without a panel."""
+        return None if self.panel is None else self.panel.result()
+
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["panel"] = None if self.panel is None else self.panel.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunningSummary:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+        fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        if fields.get("panel") is not None:
+            fields["panel"] = PanelTally.from_dict(fields["panel"])
+        return cls(**fields)
 
 
 def _is_nan(value: Any) -> bool:
@@ -385,7 +406,7 @@ async def astream_evaluate(
         raise ValueError(f"output must end in .parquet or .jsonl, got {str(out)!r}")
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
-    judge_obj = get_judge(judge)
+    judge_obj = _run_judge(judge)
     fingerprint = _fingerprint(metrics, judge_obj, source, chunk_rows)
     partial = out.with_name(out.name + ".partial")
     if out.exists():
@@ -394,7 +415,7 @@ async def astream_evaluate(
     parquet = out.suffix.lower() == ".parquet"
     if parquet:
         _need_pyarrow()
-    run_judge, chunk_cache = _chunk_judge(judge_obj, partial)
+    run_judge, chunk_cache = _chunk_judge(judge_obj, partial) if judge_obj else (None, None)
     skip = state.chunks * chunk_rows
     for chunk in iter_chunks(source, chunk_rows):
         if chunk.index.start < skip:  # type: ignore[attr-defined]
@@ -421,6 +442,18 @@ async def astream_evaluate(
 _CHUNK_CACHES: dict[str, MemoryCache] = {}
 
 
+def _run_judge(judge: Judge | str | None) -> Judge | None:
+    """The run's judge; None when none is given or set: metrics that bring their own judges
+    (a panel) or need none (computation metrics) run without one, and a metric that needs
+    it fails with the usual "no judge set" error, as in an in-memory run."""
+    try:
+        return get_judge(judge)
+    except JudgeConfigError:
+        if judge is not None:
+            raise
+        return None
+
+
 def _chunk_judge(judge: Judge, partial: Path) -> tuple[Judge, MemoryCache | None]:
     """A judge whose memory cache holds only the chunk in flight.
 
@@ -434,7 +467,7 @@ def _chunk_judge(judge: Judge, partial: Path) -> tuple[Judge, MemoryCache | None
     return judge.with_cache(cache), cache
 
 
-def _fingerprint(metrics: Sequence[Any], judge: Judge, source: Any, chunk_rows: int) -> str:
+def _fingerprint(metrics: Sequence[Any], judge: Judge | None, source: Any, chunk_rows: int) -> str:
     """What must match for a re-run to continue a partial run (metrics, judge, source path)."""
     described = []
     for m in metrics:
@@ -447,10 +480,26 @@ def _fingerprint(metrics: Sequence[Any], judge: Judge, source: Any, chunk_rows: 
                 "template": str(getattr(m, "template", "") or ""),
             }
         )
+        # a metric's own judges (a panel's) are the run's judges too; named only when set,
+        # so the fingerprint of a run without them is what earlier versions wrote
+        own = [
+            _judge_spec(j) for j in [getattr(m, "judge", None), *(getattr(m, "judges", None) or ())]
+        ]
+        if any(spec is not None for spec in own):
+            described[-1]["own_judges"] = own
     where = str(Path(source).resolve()) if isinstance(source, str | os.PathLike) else None
-    material = [described, judge.spec, judge.model, where, chunk_rows]
+    spec, model = (judge.spec, judge.model) if judge is not None else (None, None)
+    material = [described, spec, model, where, chunk_rows]
     blob = json.dumps(material, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _judge_spec(judge: Any) -> Any:
+    """A metric's judge as the fingerprint names it: its spec and model, never the id of
+    its object."""
+    if judge is None or isinstance(judge, str):
+        return judge
+    return [getattr(judge, "spec", None), getattr(judge, "model", None)]
 
 
 def _finished(out: Path, partial: Path, fingerprint: str) -> FileResult:
@@ -560,6 +609,7 @@ def _header(state: _State, parquet: bool) -> dict[str, Any]:
         "columns": state.columns,
         "rows": state.rows,
         "summary": {k: v.summary().model_dump() for k, v in state.running.items()},
+        "agreement": {k: v.agreement() for k, v in state.running.items() if v.panel is not None},
         "stream": {"fingerprint": state.fingerprint, "chunk_rows": state.chunk_rows},
     }
     if parquet:  # JSONL holds nested values as real JSON; Parquet as JSON text, named here

@@ -249,15 +249,23 @@ class EvalResult:
             flat["cached_calls"] = self.stats.cached.get(info.name, 0)
             flat["tokens"] = self.stats.tokens.get(info.name, 0)
             flat["cost"] = self.stats.cost.get(info.name)
-            if self.has_column(col(info.name, JUDGES)):  # a judge panel: how far its judges agree
-                from ..calibration.measures import panel_agreement
-
-                found = panel_agreement(self.table[col(info.name, JUDGES)].tolist())
+            found = self.panel_agreement(info.name)
+            if found is not None:  # a judge panel: how far its judges agree
                 flat.update({k: v for k, v in found.items() if k not in ("judges", "units")})
             rows.append(pd.Series(flat, name=info.name))
         frame = pd.DataFrame(rows)
         frame.index.name = "metric"
         return frame
+
+    def panel_agreement(self, name: str) -> dict[str, Any] | None:
+        """How far a judge panel's judges agree (Fleiss' kappa, Krippendorff's alpha nominal
+        and ordinal, over every case's criteria); None for a metric judged by one judge."""
+        self.metric(name)
+        if not self.has_column(col(name, JUDGES)):
+            return None
+        from ..calibration.measures import panel_agreement
+
+        return panel_agreement(self.table[col(name, JUDGES)].tolist())
 
     def criterion_wins(self, name: str) -> pd.DataFrame:
         """A pairwise metric's wins, ties and losses per criterion (rows: criteria).
@@ -486,6 +494,7 @@ class FileResult(EvalResult):
         self._summaries = {
             str(k): Summary.model_validate(v) for k, v in (header.get("summary") or {}).items()
         }
+        self._agreement = {str(k): dict(v) for k, v in (header.get("agreement") or {}).items()}
         self.stream_fingerprint: str | None = (header.get("stream") or {}).get("fingerprint")
         self._columns = {str(c) for c in header.get("columns") or []}
 
@@ -518,6 +527,12 @@ class FileResult(EvalResult):
             self.metric(name)
             return self._summaries[name]
         return super().metric_summary(name)
+
+    def panel_agreement(self, name: str) -> dict[str, Any] | None:
+        if self._table is None and name in self._agreement:
+            self.metric(name)
+            return self._agreement[name]
+        return super().panel_agreement(name)
 
     def __repr__(self) -> str:
         return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
