@@ -606,3 +606,53 @@ def test_importing_any_submodule_keeps_the_public_functions() -> None:
             importlib.import_module(f"rubriclab.{info.name}")
     for name in ("evaluate", "aevaluate", "compare", "agreement", "generate_rubrics"):
         assert callable(getattr(rl, name)) and not isinstance(getattr(rl, name), type(rl)), name
+
+
+@pytest.mark.parametrize(
+    ("answers", "levels"),
+    [
+        # the shape the schema asks for
+        ({"q1": {"verdict": "YES"}, "q2": {"verdict": "NO"}, "q3": {"verdict": "YES"}}, [1, 0, 1]),
+        # shapes judges give anyway: words in any case, booleans, numbers, bare values
+        ({"q1": {"verdict": "yes"}, "q2": {"answer": False}, "q3": "Yes."}, [1, 0, 1]),
+        ({"q1": {"score": 1}, "q2": {"level": 0.0}, "q3": {"verdict": "[[YES]]"}}, [1, 0, 1]),
+        ({"q1": True, "q2": "no", "q3": {"verdict": "1"}}, [1, 0, 1]),
+    ],
+)
+def test_every_answer_shape_a_judge_gives_reads_as_its_level(
+    answers: dict[str, Any], levels: list[int]
+) -> None:
+    from rubriclab.testing import FakeJudgeServer
+
+    rubric = rl.Rubric.checklist(["Is it right?", "Is it long?", "Is it kind?"])
+    metric = rl.metrics.RubricMetric(rubric=rubric, name="chk")
+    text = json.dumps({"verdicts": answers, "rationale": "read"})
+    with FakeJudgeServer(lambda body: text) as server:
+        judge = rl.Judge(server.url, model="m", cache=False)
+        table = rl.evaluate(
+            pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=judge
+        ).table
+    assert table.loc[0, "chk/error"] is None
+    assert [c["level"] for c in table.loc[0, "chk/criteria"]] == levels
+    assert [c["label"] for c in table.loc[0, "chk/criteria"]] == [
+        "YES" if v else "NO" for v in levels
+    ]
+    assert table.loc[0, "chk/score"] == pytest.approx(sum(levels) / 3)
+
+
+def test_an_analytic_answer_outside_the_levels_is_asked_again_not_scored() -> None:
+    from rubriclab.testing import FakeJudgeServer
+
+    rubric = rl.Rubric.analytic({"accuracy": {"levels": {1: "wrong", 2: "partly", 4: "right"}}})
+    metric = rl.metrics.RubricMetric(rubric=rubric, name="acc", reask=2)
+    answers = iter(
+        [json.dumps({"criteria": {"accuracy": {"level": level}}}) for level in (3, True, "4")]
+    )
+    with FakeJudgeServer(lambda body: next(answers)) as server:
+        judge = rl.Judge(server.url, model="m", cache=False)
+        table = rl.evaluate(
+            pd.DataFrame({"prompt": ["p"], "response": ["r"]}), [metric], judge=judge
+        ).table
+        assert len(server.requests) == 3  # 3 is not a level, True is not a level of 1-4
+    assert table.loc[0, "acc/error"] is None
+    assert table.loc[0, "acc/criteria"][0]["level"] == 4 and table.loc[0, "acc/score"] == 1.0

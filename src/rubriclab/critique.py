@@ -158,16 +158,29 @@ def _text_of(entry: Any, *keys: str) -> str:
     return ""
 
 
-def _level_of(criterion: Criterion, entry: Any, *keys: str) -> int:
+_LEVEL_KEYS = ("verdict", "level", "score", "answer")
+
+
+def _level_of(criterion: Criterion, entry: Any, exact: Mapping[Any, int]) -> int:
+    """The level an entry gives; ``exact`` maps the answers the schema asks for ("YES", or a
+    level as an int) straight to their level, anything else goes through ``coerce_level``."""
     value = entry
     if type(entry) is dict or isinstance(entry, Mapping):
-        value = next((entry[k] for k in keys if k in entry), None)
+        value = None
+        for key in _LEVEL_KEYS:
+            if key in entry:
+                value = entry[key]
+                break
         if value is None:
-            raise InvalidAnswer(f"{criterion.name}: no {' or '.join(keys)} given")
-    level = coerce_level(criterion, value)
-    if isinstance(level, str):
-        raise InvalidAnswer(level)
-    return level
+            raise InvalidAnswer(f"{criterion.name}: no {' or '.join(_LEVEL_KEYS)} given")
+    if type(value) is str or type(value) is int:  # (not bool: True is not level 1 of 1-4)
+        level = exact.get(value)
+        if level is not None:
+            return level
+    coerced = coerce_level(criterion, value)
+    if isinstance(coerced, str):
+        raise InvalidAnswer(coerced)
+    return coerced
 
 
 def _label(criterion: Criterion, level: int) -> str:
@@ -212,7 +225,7 @@ class _PointwiseReader:
         self.rubric = rubric
         self.names = rubric.names
         self.scorer = Scorer(rubric)
-        self._criteria = [(c, _labels(c)) for c in rubric.criteria]
+        self._criteria = [(c, _labels(c), _exact_answers(c)) for c in rubric.criteria]
 
     def __call__(self, text: str) -> _Pointwise:
         data = extract_json(text, expect=dict)
@@ -221,10 +234,10 @@ class _PointwiseReader:
         levels: dict[str, int] = {}
         rows = []
         problems = []
-        for c, labels in self._criteria:
+        for c, labels, exact in self._criteria:
             entry = entries[c.name]
             try:
-                level = _level_of(c, entry, "verdict", "level", "score", "answer")
+                level = _level_of(c, entry, exact)
             except InvalidAnswer as exc:
                 problems.append(str(exc))
                 continue
@@ -237,6 +250,13 @@ class _PointwiseReader:
         rationale = _text_of(data, "rationale", "explanation", "summary")
         # scored now, so an answer that cannot be scored is asked again
         return _Pointwise(levels, rows, rationale, self.scorer.figures(levels))
+
+
+def _exact_answers(criterion: Criterion) -> dict[Any, int]:
+    """The answers a schema asks for, each with its level: "YES"/"NO", or the level itself."""
+    if criterion.is_yes_no:
+        return {"YES": 1, "NO": 0}
+    return {score: score for score in criterion.scores}
 
 
 def _labels(criterion: Criterion) -> dict[int, str]:
