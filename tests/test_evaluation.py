@@ -656,3 +656,21 @@ def test_an_analytic_answer_outside_the_levels_is_asked_again_not_scored() -> No
         assert len(server.requests) == 3  # 3 is not a level, True is not a level of 1-4
     assert table.loc[0, "acc/error"] is None
     assert table.loc[0, "acc/criteria"][0]["level"] == 4 and table.loc[0, "acc/score"] == 1.0
+
+
+def test_a_first_evaluate_imports_only_what_it_uses() -> None:
+    """A kernel's first evaluate pays for every import it makes: traces, calibration and the
+    views are loaded only when a run judges traces, tallies a panel or shows a result."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pandas as pd, rubriclab as rl\n"
+        "rubric = rl.Rubric.checklist(['Is it right?'])\n"
+        "frame = pd.DataFrame({'prompt': ['p'], 'response': ['r']})\n"
+        "rl.evaluate(frame, [rl.metrics.RubricMetric(rubric=rubric, name='c')], judge='mock')\n"
+        "heavy = ('rubriclab.traces', 'rubriclab.calibration', 'rubriclab.widgets')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

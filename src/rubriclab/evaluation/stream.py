@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..calibration.measures import PanelTally
 from ..columns import CRITERIA, JUDGES, PASSED, SCORE, SWAP_CONSISTENT, col, to_plain
 from ..data import DataError, to_frame
 from ..judges import JudgeConfigError, get_judge
@@ -44,6 +43,7 @@ from ..scoring import (
 from .run import evaluate_frame
 
 if TYPE_CHECKING:
+    from ..calibration.measures import PanelTally
     from ..judges import Judge
 
 __all__ = [
@@ -106,9 +106,7 @@ class RunningSummary:
             self.add(scores, frame[passed].tolist() if passed in frame else None)
         judges = col(name, JUDGES)
         if judges in frame:
-            if self.panel is None:
-                self.panel = PanelTally()
-            self.panel.add([_nested(c) for c in frame[judges]])
+            self._panel().add([_nested(c) for c in frame[judges]])
 
     def add(
         self,
@@ -175,9 +173,7 @@ class RunningSummary:
         self.swap_known += other.swap_known
         self.swap_flips += other.swap_flips
         if other.panel is not None:
-            if self.panel is None:
-                self.panel = PanelTally()
-            self.panel.merge(other.panel)
+            self._panel().merge(other.panel)
         if other.criteria is not None:
             mine = self.criteria = {} if self.criteria is None else self.criteria
             for name, counts in other.criteria.items():
@@ -207,6 +203,15 @@ class RunningSummary:
             else {name: WinTieLoss(**c) for name, c in self.criteria.items()},
         )
 
+    def _panel(self) -> PanelTally:
+        if self.panel is None:
+            # imported on a panel's first block: calibration costs a kernel's first evaluate
+            # ~25 ms, and most runs have no panel
+            from ..calibration.measures import PanelTally
+
+            self.panel = PanelTally()
+        return self.panel
+
     def agreement(self) -> dict[str, Any] | None:
         """A judge panel's agreement (``panel_agreement``'s figures), None without a panel."""
         return None if self.panel is None else self.panel.result()
@@ -220,6 +225,8 @@ class RunningSummary:
     def from_dict(cls, data: Mapping[str, Any]) -> RunningSummary:
         fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         if fields.get("panel") is not None:
+            from ..calibration.measures import PanelTally
+
             fields["panel"] = PanelTally.from_dict(fields["panel"])
         return cls(**fields)
 
