@@ -933,9 +933,10 @@ class Template:
             target: jinja2.Environment = env if _trusted is None else _trusted
             where = f"<template {self.name}>" if _trusted is None else f"<prompt {self.name}>"
             code = target.compile(ast, name=self.name, filename=where)
-            self._jinja = target.template_class.from_code(
-                target, code, target.make_globals(None), None
-            )
+            # the globals are fixed when an environment is configured: a plain dict, not the
+            # ChainMap Jinja would build, which every render's context copies (a third of a
+            # built-in prompt's render)
+            self._jinja = target.template_class.from_code(target, code, dict(target.globals), None)
             self._plain = _trusted is not None
             undeclared = jmeta.find_undeclared_variables(ast)
             # a template that includes or imports another may read names this one does not
@@ -997,6 +998,11 @@ class Template:
                 )
             ctx = jinja.new_context(bound)
             chunks = jinja.root_render_func(ctx)
+            if self._plain:  # bounded by the values it prints: measured whole, in one join
+                text = "".join(chunks)
+                if len(text) > max_prompt_chars:
+                    raise PromptTooLong(len(text), max_prompt_chars, template=self.name)
+                return text
             for chunk in chunks:
                 size += len(chunk)
                 if size > max_prompt_chars:
