@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import contextlib
 import signal
 import time
 import warnings
@@ -727,3 +728,50 @@ def test_a_lazy_source_is_pulled_as_calls_start(fake_judge: FakeJudgeServer) -> 
     # the first chunk (8 requests) is taken whole before the next is built: with 4 in
     # flight, at least 4 calls had reached the server before the last prompt existed
     assert arrived_before_last and arrived_before_last[0] >= 4
+
+
+@pytest.fixture
+def trickling_server() -> Iterator[str]:
+    """A server that answers 200 and then sends its body a byte every 0.1 s, for ever: every
+    read succeeds, so only a deadline on the whole call ends it."""
+    import socket
+    import threading
+
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
+            writer.write(b"content-length: 100000\r\n\r\n")
+            with contextlib.suppress(ConnectionError):
+                while not stop.is_set():
+                    writer.write(b" ")
+                    await writer.drain()
+                    await asyncio.sleep(0.1)
+            writer.close()
+
+        async def main() -> None:
+            server = await asyncio.start_server(handle, sock=listener)
+            async with server:
+                while not stop.is_set():
+                    await asyncio.sleep(0.05)
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    stop.set()
+    thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_body_that_never_ends_is_a_timeout(trickling_server: str, transport: str) -> None:
+    judge = Judge(
+        trickling_server, model="m", timeout=0.5, max_retries=0, transport=transport, cache=False
+    )
+    reply = judge.map(["hi"], progress=False)[0]
+    assert reply.error is not None and reply.error.type == "timeout"
+    assert "within 0.5s" in reply.error.message

@@ -322,8 +322,10 @@ class _AiohttpSession(_HTTPSession):
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=size, limit_per_host=size),
             headers=_headers(backend),
+            # total: the deadline bounds the whole call (connect, send, every read), kept by
+            # aiohttp's own timer rather than an asyncio.timeout around each call
             timeout=aiohttp.ClientTimeout(
-                total=None, connect=timeout, sock_connect=timeout, sock_read=timeout
+                total=timeout, connect=timeout, sock_connect=timeout, sock_read=timeout
             ),
         )
         try:  # parsed once, not per request; a bad one fails each call as httpx's would
@@ -334,11 +336,7 @@ class _AiohttpSession(_HTTPSession):
     async def send(self, request: Request, format_level: int) -> Outcome:
         content = self.encoder.encode(request, format_level)
         try:
-            if sys.version_info >= (3, 11):  # the deadline bounds the whole call, as httpx's
-                async with asyncio.timeout(self.backend.timeout):
-                    got = await self._post_aio(content)
-            else:  # pragma: no cover - Python 3.10
-                got = await asyncio.wait_for(self._post_aio(content), self.backend.timeout)
+            got = await self._post_aio(content)
         except asyncio.CancelledError:
             raise
         except self._errors as exc:
