@@ -576,12 +576,11 @@ class Engine:
             if outcome.format_rejected and level > 0:
                 self._downgrade_format(request, level)
                 continue  # the endpoint told us what it cannot do; not a retry
-            # a 429 whose own headers show quota left is not about our rate (a provider's
-            # overload, a noisy gateway): the call waits, the run keeps its concurrency
-            # A 429 whose headers show quota left is not about our rate: no signal. One with
-            # Retry-After (and no headers saying our quota is spent) is a soft signal. A
-            # timeout is congestion too (an overloaded server, or this process too busy to
-            # keep up).
+            # A 429 whose own headers show quota left is not about our rate (a provider's
+            # overload, a noisy gateway): no signal; the call waits, the run keeps its
+            # concurrency. One with Retry-After (and no headers saying our quota is spent) is a
+            # soft signal. A timeout is congestion too (an overloaded server, or this process
+            # too busy to keep up).
             rate = outcome.rate
             limited = outcome.status == 429 and (rate is None or rate.exhausted())
             guided = limited and outcome.retry_after is not None and rate is None
