@@ -31,7 +31,14 @@ from ..data import DataError, to_frame
 from ..judges import JudgeConfigError, get_judge
 from ..judges.cache import MemoryCache
 from ..judges.sync import run_sync
-from ..result import FORMAT_VERSION, EvalResult, FileResult, RunStats, open_result
+from ..result import (
+    FORMAT_VERSION,
+    EvalResult,
+    FileResult,
+    RunStats,
+    from_json_text,
+    open_result,
+)
 from ..scoring import (
     Summary,
     WinTieLoss,
@@ -92,21 +99,22 @@ class RunningSummary:
     panel: PanelTally | None = None
 
     def add_frame(self, frame: pd.DataFrame, name: str) -> None:
-        """Fold in metric ``name``'s columns of a block of result rows."""
+        """Fold in metric ``name``'s columns of a block of result rows (a chunk's table, or a
+        flattened block whose nested cells are JSON text: an executor's rows)."""
         scores = frame[col(name, SCORE)].tolist()
         if self.pairwise:
             swap, crits = col(name, SWAP_CONSISTENT), col(name, CRITERIA)
             self.add(
                 scores,
                 swap_consistent=frame[swap].tolist() if swap in frame else None,
-                criteria=[_nested(c) for c in frame[crits]] if crits in frame else None,
+                criteria=[from_json_text(c) for c in frame[crits]] if crits in frame else None,
             )
         else:
             passed = col(name, PASSED)
             self.add(scores, frame[passed].tolist() if passed in frame else None)
         judges = col(name, JUDGES)
         if judges in frame:
-            self._panel().add([_nested(c) for c in frame[judges]])
+            self._panel().add([from_json_text(c) for c in frame[judges]])
 
     def add(
         self,
@@ -332,17 +340,6 @@ def judge_frame(
     result = run_sync(evaluate_frame(frame, metrics, judge=judge, **options))
     flat, _json_columns = result.flat_table()
     return flat
-
-
-def _nested(cell: Any) -> Any:
-    """A nested cell as a value: a flattened block (an executor's rows, a saved file) holds
-    lists and dicts as JSON text."""
-    if isinstance(cell, str):
-        try:
-            return json.loads(cell)
-        except ValueError:
-            return cell
-    return cell
 
 
 @dataclass

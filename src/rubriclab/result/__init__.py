@@ -44,6 +44,7 @@ __all__ = [
     "Presentation",
     "ResultSaveError",
     "RunStats",
+    "from_json_text",
     "load_result",
     "open_result",
     "plain",
@@ -459,7 +460,7 @@ def load_result(path: str | Path) -> EvalResult:
     else:
         for column in header.get("json_columns", []):
             if column in frame.columns:
-                frame[column] = frame[column].map(_from_json_text)
+                frame[column] = frame[column].map(from_json_text)
     for column in frame.columns:
         if field_of(str(column)) == RUBRIC or column == RUBRIC:
             frame[column] = frame[column].map(
@@ -620,7 +621,9 @@ def _to_json_text(value: Any) -> Any:
         return json.dumps(to_plain(value))
 
 
-def _from_json_text(value: Any) -> Any:
+def from_json_text(value: Any) -> Any:
+    """A cell of a :meth:`EvalResult.flat_table` JSON-text column as its list or dict again
+    (cells that are not text, such as None or a value never flattened, as they are)."""
     return json.loads(value) if isinstance(value, str) else value
 
 
