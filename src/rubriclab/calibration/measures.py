@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -492,8 +493,10 @@ class PanelTally:
     units: int = 0
     values: set[float] = field(default_factory=set)
     #: (value, value) -> coincidences, over the units with two ratings or more
-    coincidences: dict[tuple[float, float], float] = field(default_factory=dict)
-    #: raters in a unit -> [units, sum of squared category counts, {value: count}]
+    coincidences: defaultdict[tuple[float, float], float] = field(
+        default_factory=lambda: defaultdict(float)
+    )
+    #: raters in a unit -> [units, sum of squared category counts, Counter(value: count)]
     by_raters: dict[int, list[Any]] = field(default_factory=dict)
 
     def add(self, verdicts: Sequence[Any]) -> None:
@@ -517,23 +520,23 @@ class PanelTally:
     def _unit(self, ratings: list[float]) -> None:
         self.units += 1
         self.values.update(ratings)
-        counts: dict[float, int] = {}
-        for value in ratings:
-            counts[value] = counts.get(value, 0) + 1
+        counts = Counter(ratings)
         m = len(ratings)
-        group = self.by_raters.setdefault(m, [0, 0.0, {}])
-        group[0] += 1
-        group[1] += sum(c * c for c in counts.values())
-        for value, c in counts.items():
-            group[2][value] = group[2].get(value, 0) + c
+        self._group(m, 1, sum(c * c for c in counts.values()), counts)
         if m < 2:
             return
-        coincidences = self.coincidences
         for v, cv in counts.items():
             for w, cw in counts.items():
                 pairs = cv * (cw - 1) if v == w else cv * cw
                 if pairs:
-                    coincidences[(v, w)] = coincidences.get((v, w), 0.0) + pairs / (m - 1)
+                    self.coincidences[(v, w)] += pairs / (m - 1)
+
+    def _group(self, raters: int, units: int, squares: float, counts: Mapping[float, int]) -> None:
+        """Add units with ``raters`` ratings each (one unit, or a merged block's group)."""
+        group = self.by_raters.setdefault(raters, [0, 0.0, Counter()])
+        group[0] += units
+        group[1] += squares
+        group[2].update(counts)
 
     def merge(self, other: PanelTally) -> None:
         """Fold in another block's tally (of other cases)."""
@@ -543,13 +546,9 @@ class PanelTally:
         self.units += other.units
         self.values |= other.values
         for pair, weight in other.coincidences.items():
-            self.coincidences[pair] = self.coincidences.get(pair, 0.0) + weight
-        for m, (items, squares, cats) in other.by_raters.items():
-            group = self.by_raters.setdefault(m, [0, 0.0, {}])
-            group[0] += items
-            group[1] += squares
-            for value, c in cats.items():
-                group[2][value] = group[2].get(value, 0) + c
+            self.coincidences[pair] += weight
+        for m, (units, squares, counts) in other.by_raters.items():
+            self._group(m, units, squares, counts)
 
     def result(self) -> dict[str, Any]:
         """``judges``, ``units``, ``fleiss_kappa``, ``alpha_nominal``, ``alpha_ordinal``."""
@@ -595,9 +594,11 @@ class PanelTally:
             judges=list(data["judges"]),
             units=int(data["units"]),
             values={float(v) for v in data["values"]},
-            coincidences={(float(v), float(w)): float(c) for v, w, c in data["coincidences"]},
+            coincidences=defaultdict(
+                float, {(float(v), float(w)): float(c) for v, w, c in data["coincidences"]}
+            ),
             by_raters={
-                int(m): [int(items), float(squares), {float(v): int(c) for v, c in cats}]
+                int(m): [int(items), float(squares), Counter({float(v): int(c) for v, c in cats})]
                 for m, items, squares, cats in data["by_raters"]
             },
         )
