@@ -203,12 +203,11 @@ class Scorer:
                     bad.append(level)
                 else:
                     checked[name] = level
-        if len(checked) + len(bad) != len(by_name) or bad or unknown:
+        if bad or unknown or len(checked) < len(by_name):
             missing = [f"{name}: missing" for name in by_name if name not in levels]
-            problems = missing + bad + unknown
-            if problems:
-                raise ScoreError(problems)
+            raise ScoreError(missing + bad + unknown)
 
+        # Criterion.normalise, with each criterion's lowest level and span read once
         parts = {name: (checked[name] - low) / span for name, (_, low, span) in self._spans.items()}
         total = math.fsum(w * parts[name] for name, (w, _, _) in self._spans.items())
         value = min(1.0, max(0.0, total / self._positive))
