@@ -5,7 +5,8 @@ Each :class:`Ask` is one question and how to read its answer. :func:`ask_all` se
 pending question to the judge at once (the engine bounds concurrency), reads each answer, and
 asks again, with the unreadable answer and the reason in the conversation, when the answer
 cannot be read. A cut-off answer (``finish_reason == "length"``) is asked again with a larger
-``max_tokens``; a failed call is not re-asked (the engine already retried it). Whatever
+token limit (``max_tokens``, or ``max_completion_tokens`` for a judge whose model takes that
+instead); a failed call is not re-asked (the engine already retried it). Whatever
 happens, the replies and the last error stay on the :class:`Ask`, so the row keeps them.
 """
 
@@ -32,6 +33,7 @@ REASK_MESSAGE = (
 )
 
 _CUT_OFF = "judge answer cut off"
+_LIMIT_FIELDS = ("max_tokens", "max_completion_tokens")
 
 
 class InvalidAnswer(Exception):
@@ -50,7 +52,7 @@ class Ask:
     parsed: Any = None
     error: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    """Extra request fields for the next ask (a larger ``max_tokens`` after a cut-off)."""
+    """Extra request fields for the next ask (a larger token limit after a cut-off)."""
 
     @property
     def raw(self) -> str | None:
@@ -145,7 +147,9 @@ def _take(
         # a cut-off answer is never scored, however much of it parses: ask the same
         # question again with room to finish (the cut text stays as the raw output)
         ask.error = _cut_off_message(reply, judge, ask.params)
-        ask.params = {**ask.params, "max_tokens": _larger_max_tokens(reply, judge, ask.params)}
+        larger = _larger_max_tokens(reply, judge, ask.params)
+        kept = {k: v for k, v in ask.params.items() if k not in _LIMIT_FIELDS}
+        ask.params = {**kept, judge.dialect.limit: larger}  # the field this judge sends
         retry.append(ask)
         return False
     text = reply.text or ""
@@ -165,10 +169,20 @@ def _take(
         return False
 
 
+def _limit(judge: Judge, params: Mapping[str, Any]) -> int | None:
+    """The output-token limit a request was sent with: its own, else the judge's."""
+    for name in _LIMIT_FIELDS:
+        value = params.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return judge.token_limit
+
+
 def _cut_off_message(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> str:
-    limit = params.get("max_tokens", judge.max_tokens)
+    limit = _limit(judge, params)
     used = reply.usage.completion_tokens
-    where = f"max_tokens {limit}" if limit is not None else "max_tokens (the endpoint's limit)"
+    name = judge.dialect.limit
+    where = f"{name} {limit}" if limit is not None else f"{name} (the endpoint's limit)"
     tokens = f" after {used} tokens" if used else ""
     return (
         f"{_CUT_OFF} at {where}{tokens} (finish_reason 'length'); raw text kept; "
@@ -178,5 +192,5 @@ def _cut_off_message(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> s
 
 def _larger_max_tokens(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> int:
     """Twice the limit the answer hit (at least 1024 more), to re-ask a cut-off answer once."""
-    limit = params.get("max_tokens", judge.max_tokens) or reply.usage.completion_tokens or 1024
+    limit = _limit(judge, params) or reply.usage.completion_tokens or 1024
     return int(max(2 * limit, limit + 1024))

@@ -36,6 +36,10 @@ class Failure:
     format_rejected: bool = False
     """The endpoint refused ``response_format``: the engine retries once without it."""
     rate: RateHeaders | None = None
+    adapt: str | None = None
+    """A request field the endpoint refused that the backend can send otherwise (the
+    backend's own name for it): the engine calls ``backend.adapt(adapt)`` and retries at once,
+    at most once per call and field."""
 
 
 Outcome = Success | Failure
@@ -64,3 +68,8 @@ class Backend(Protocol):
         ...
 
     def describe(self) -> str: ...
+
+    def adapt(self, refused: str) -> str | None:
+        """Build later bodies without what the endpoint refused (``Failure.adapt``); what this
+        backend now sends differently, for one warning, or None when it already did."""
+        ...

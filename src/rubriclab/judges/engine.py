@@ -536,6 +536,7 @@ class Engine:
         session = state.session
         attempts = 0
         retries = 0
+        adapted: tuple[str, ...] = ()  # fields this call already adapted to (never twice)
         while True:
             attempts += 1
             level = self.format_level
@@ -576,6 +577,10 @@ class Engine:
             if outcome.format_rejected and level > 0:
                 self._downgrade_format(request, level)
                 continue  # the endpoint told us what it cannot do; not a retry
+            if outcome.adapt is not None and outcome.adapt not in adapted:
+                adapted = (*adapted, outcome.adapt)
+                self._adapt(outcome.adapt)
+                continue  # the same: the backend now builds the body the endpoint takes
             # A 429 whose own headers show quota left is not about our rate (a provider's
             # overload, a noisy gateway): no signal; the call waits, the run keeps its
             # concurrency. One with Retry-After (and no headers saying our quota is spent) is a
@@ -626,6 +631,16 @@ class Engine:
                 "(the prompt still describes the JSON it wants)",
                 self.backend.describe(),
                 what,
+            )
+
+    def _adapt(self, refused: str) -> None:
+        said = self.backend.adapt(refused)
+        if said:  # once per judge: calls already in flight find it adapted
+            log.warning(
+                "rubriclab: %s refused %s; this judge now sends %s",
+                self.backend.describe(),
+                refused,
+                said,
             )
 
     # -- many calls ----------------------------------------------------------------------

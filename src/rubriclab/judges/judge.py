@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .backend import Backend
 from .base import JudgeConfigError, Messages, Reply, Request, RequestLike, coerce_request
 from .cache import CacheArg, ResponseCache, open_cache
+from .dialect import COMPLETION_LIMIT, PLAIN, TOKEN_LIMIT, Dialect
 from .engine import Engine, RetryPolicy, RunStats
 from .mock import MockBackend
 from .pricing import PricesArg, resolve_prices
@@ -163,18 +164,42 @@ class Judge:
         return self._batcher
 
     @property
+    def dialect(self) -> Dialect:
+        """How this judge's bodies are spelled for its model: the output-token limit's field
+        and whether a temperature is sent (OpenAI's reasoning models take neither
+        ``max_tokens`` nor a temperature; other endpoints are adapted to on their first 400)."""
+        return getattr(self._backend, "dialect", PLAIN)
+
+    @property
+    def token_limit(self) -> int | None:
+        """The output-token limit this judge sends: ``max_tokens=``, or one set in ``params``
+        as max_tokens or max_completion_tokens (None: the endpoint's own)."""
+        params = self._config["params"]
+        for name in (COMPLETION_LIMIT, TOKEN_LIMIT):
+            value = params.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return self.max_tokens
+
+    @property
     def last_run(self) -> RunStats:
         """Calls, cache hits, errors, tokens, cost and wall time of the latest run."""
         return self._engine.last_run
 
     def describe(self) -> str:
         """One line for logs and result metadata; never contains the key."""
-        t = "default" if self.temperature is None else f"{self.temperature:g}"
+        dialect = self.dialect
+        if not dialect.temperature:
+            t = "not sent (the model takes only its default)"
+        else:
+            t = "default" if self.temperature is None else f"{self.temperature:g}"
+        limit = "" if dialect.limit == TOKEN_LIMIT else f", token limit sent as {dialect.limit}"
         cache = self.cache.describe() if self.cache is not None else "no cache"
         batch = "; runs through the batch API" if self.batch else ""
         return (
-            f"{self._backend.describe()}; temperature {t}, concurrency {self.max_concurrency}, "
-            f"timeout {self.timeout:g}s, retries {self.max_retries}, {cache}{batch}"
+            f"{self._backend.describe()}; temperature {t}{limit}, concurrency "
+            f"{self.max_concurrency}, timeout {self.timeout:g}s, retries {self.max_retries}, "
+            f"{cache}{batch}"
         )
 
     def __repr__(self) -> str:
@@ -199,13 +224,22 @@ class Judge:
         endpoint = self._endpoint if model is None else replace(self._endpoint, model=model)
         derived = Judge.__new__(Judge)
         derived._build(endpoint, config, self.cache)
+        if model is None:  # same endpoint and model: what it refused, it still refuses
+            derived._learn(self._backend)
         return derived
 
     def with_cache(self, cache: CacheArg) -> Judge:
         """A judge like this one (same endpoint, key and settings) with another cache."""
         derived = Judge.__new__(Judge)
         derived._build(self._endpoint, dict(self._config), open_cache(cache))
+        derived._learn(self._backend)
         return derived
+
+    def _learn(self, source: Backend) -> None:
+        """Take over the fields ``source`` (a judge on the same endpoint and model) learned
+        the endpoint refuses, so a derived judge does not meet the same 400 again."""
+        for refused in getattr(source, "dialect", PLAIN).refused:
+            self._backend.adapt(refused)
 
     # -- calls ---------------------------------------------------------------------------
     def complete(

@@ -152,3 +152,7 @@ class MockBackend:
 
     def describe(self) -> str:
         return f"mock judge {self.model!r} (offline, deterministic; answers are not real)"
+
+    def adapt(self, refused: str) -> str | None:
+        """The mock refuses no field, so there is nothing to adapt."""
+        return None

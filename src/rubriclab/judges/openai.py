@@ -18,6 +18,7 @@ import errno
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +28,7 @@ import httpx
 from .backend import Failure, Outcome, Success
 from .base import ErrorType, Request, Usage
 from .clean import clean_text
+from .dialect import Dialect, dialect_for
 from .pacing import parse_rate_headers
 from .secret import Secret
 from .specs import Endpoint
@@ -44,6 +46,9 @@ TRANSPORTS = ("auto", "httpx", "aiohttp")
 _RAW_LIMIT = 4000
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "response format", "json mode")
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
+#: request fields a 400 may refuse that a judge can send otherwise (see ``judges.dialect``)
+_ADAPTABLE = ("max_tokens", "temperature")
+_UNSUPPORTED_CODES = frozenset({"unsupported_parameter", "unsupported_value"})
 
 
 _PROXY_ENV = ("https_proxy", "http_proxy", "all_proxy")
@@ -118,6 +123,22 @@ class OpenAIBackend:
         self.timeout = timeout
         self.max_concurrency = max_concurrency
         self.transport = default_transport() if transport == "auto" else transport
+        #: how bodies are spelled for this model; changed at most once a field by ``adapt``
+        self.dialect: Dialect = dialect_for(
+            self.model, openai=endpoint.provider == "openai", params=self.params
+        )
+        self._adapt_lock = threading.Lock()
+
+    def adapt(self, refused: str) -> str | None:
+        """Spell later bodies without the field the endpoint refused; what this judge now
+        sends, or None when it already did (another call saw the same 400 first)."""
+        with self._adapt_lock:
+            before = self.dialect
+            after = before.adapted(refused)
+            if after == before:
+                return None
+            self.dialect = after
+        return after.change_from(before)
 
     @property
     def key(self) -> Secret:
@@ -271,6 +292,9 @@ class _HTTPSession:
         if status >= 500:
             return Failure("server_error", detail, status, text, True, retry_after)
         if status == 400:
+            refused = _refused_field(raw)
+            if refused is not None:
+                return Failure("bad_request", detail, status, text, adapt=refused)
             asked = request.response_format is not None and format_level > 0
             lowered = text.lower()
             if asked and any(w in lowered for w in _FORMAT_WORDS):
@@ -374,6 +398,9 @@ def _body_without_format(backend: OpenAIBackend, request: Request) -> dict[str, 
         body["max_tokens"] = b.max_tokens
     body.update(b.params)
     body.update(request.params)
+    dialect = b.dialect
+    if not dialect.plain:  # a reasoning model's: max_completion_tokens, maybe no temperature
+        dialect.respell(body, ({"max_tokens": b.max_tokens}, b.params, request.params))
     return body
 
 
@@ -563,6 +590,35 @@ def _count(value: object) -> int:
 def _line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def _refused_field(raw: bytes) -> str | None:
+    """The field a 400 says this model does not take ('max_tokens' or 'temperature'), else None.
+
+    OpenAI names it: ``{"error": {"param": "max_tokens", "code": "unsupported_parameter",
+    "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use
+    'max_completion_tokens' instead."}}``, or ``"code": "unsupported_value"`` for a temperature
+    other than the default. Gateways that keep only the message are read by its words. A 400
+    about a value out of range ("max_tokens is too large") is not a refusal of the field.
+    """
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    message = error.get("message")
+    words = message.lower() if isinstance(message, str) else ""
+    unsupported = error.get("code") in _UNSUPPORTED_CODES or (
+        "unsupported" in words or "not supported" in words
+    )
+    if not unsupported:
+        return None
+    for name in _ADAPTABLE:
+        if error.get("param") == name or f"'{name}'" in words:
+            return name
+    return None
 
 
 def _error_message(raw: bytes) -> str:
