@@ -85,6 +85,37 @@ def test_a_cut_off_answer_is_asked_again_with_a_larger_max_tokens() -> None:
         assert [r.get("max_tokens") for r in server.requests] == [1000, 2024]
 
 
+@pytest.mark.parametrize("model", ["o3-mini", "my-deployment"])
+def test_a_cut_off_reasoning_answer_is_asked_again_with_a_larger_max_completion_tokens(
+    model: str,
+) -> None:
+    """A reasoning model takes max_completion_tokens only: a known one from the first call,
+    an unknown one once its endpoint said so; the re-ask raises that field."""
+
+    def respond(body: dict[str, Any]) -> Any:
+        if body.get("max_completion_tokens", 0) < 2000:
+            full = completion_body(body, '{"n": 1', 0)
+            full["choices"][0]["finish_reason"] = "length"
+            full["usage"]["completion_tokens"] = 1000  # reasoning tokens count here too
+            return full
+        return json.dumps({"n": 1})
+
+    with FakeJudgeServer(respond, reasoning="o1") as server:
+        ask = _ask()
+        name = f"openai/{model}" if model == "o3-mini" else model  # a gateway's name: known
+        judge = rl.Judge(server.url, model=name, max_retries=0, cache=False, max_tokens=1000)
+        run_sync(ask_all([ask], judge, reask=1, desc="t"))
+        assert ask.parsed == 1 and ask.error is None
+        answered = [rec.body for rec in server.log if rec.status == 200]
+        assert [b["max_completion_tokens"] for b in answered] == [1000, 2024]
+        assert not any("max_tokens" in b for b in answered)
+        assert ask.params == {"max_completion_tokens": 2024}
+        stuck = _ask("another")  # not asked again: the row says which limit it hit
+        run_sync(ask_all([stuck], judge, reask=0, desc="t"))
+        assert stuck.error is not None
+        assert "cut off at max_completion_tokens 1000 after 1000 tokens" in stuck.error
+
+
 @pytest.mark.parametrize("media", [False, True])
 def test_user_messages_carry_a_cases_images_as_content_parts(media: bool) -> None:
     from rubriclab.data import to_cases

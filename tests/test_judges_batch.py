@@ -305,3 +305,29 @@ def _job_keys(path: Path) -> list[str]:
 
     with sqlite3.connect(path) as conn:
         return [row[0] for row in conn.execute("SELECT key FROM batch_jobs")]
+
+
+def test_a_reasoning_models_batch_lines_carry_the_fields_it_takes(
+    clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """o4-mini refuses max_tokens and a temperature: every line says max_completion_tokens
+    and no temperature, so no line comes back as a 400."""
+    with FakeBatchServer(clock=clock, run_seconds=60, reasoning="o1") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        j = rl.Judge(
+            "openai:o4-mini",
+            api_key="sk-batch-test",
+            max_tokens=256,
+            batch=True,
+            batch_poll_interval=0.01,
+            cache=tmp_path / "cache.sqlite3",
+        )
+        thread, out = run_in_thread(lambda: j.map(PROMPTS[:3], progress=False))
+        assert server.wait_for_polls(1)
+        clock.advance(61)
+        thread.join(60)
+    assert [r.ok for r in out["value"]] == [True] * 3
+    (batch,) = server.batches.values()
+    for line in batch.lines:
+        assert line["body"]["max_completion_tokens"] == 256
+        assert "max_tokens" not in line["body"] and "temperature" not in line["body"]

@@ -245,3 +245,53 @@ def test_a_request_is_logged_when_it_arrives_even_if_the_client_leaves_at_once()
         assert server.calls == 1 and server.log[0].fault == "hang"
         stats = httpx.get(server.url.rsplit("/v1", 1)[0] + "/_stats", timeout=5).json()
         assert stats["calls"] == 1 and stats["faults"] == {"hang": 1}
+
+
+@pytest.mark.parametrize(
+    ("style", "body", "param", "code", "message"),
+    [
+        (
+            "o1",
+            {"max_tokens": 10, "temperature": 1},
+            "max_tokens",
+            "unsupported_parameter",
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+        ),
+        (
+            "o1",
+            {"max_completion_tokens": 10, "temperature": 0},
+            "temperature",
+            "unsupported_value",
+            "Unsupported value: 'temperature' does not support 0 with this model. "
+            "Only the default (1) value is supported.",
+        ),
+        (
+            "o3-mini",
+            {"temperature": 1},
+            "temperature",
+            "unsupported_parameter",
+            "Unsupported parameter: 'temperature' is not supported with this model.",
+        ),
+    ],
+)
+def test_a_reasoning_server_refuses_with_openais_own_error_bodies(
+    style: str, body: dict[str, Any], param: str, code: str, message: str
+) -> None:
+    with FakeJudgeServer(reasoning=style) as server:
+        sent = {"model": "o3", "messages": [{"role": "user", "content": "hi"}], **body}
+        response = httpx.post(f"{server.url}/chat/completions", json=sent)
+        assert response.status_code == 400
+        assert response.json() == {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": param,
+                "code": code,
+            }
+        }
+        taken = {"model": "o3", "messages": sent["messages"], "max_completion_tokens": 5}
+        if style == "o1":
+            taken["temperature"] = 1  # the default is the one value o1 takes
+        assert httpx.post(f"{server.url}/chat/completions", json=taken).status_code == 200
+        assert [rec.fault for rec in server.log] == ["refused_param", None]

@@ -205,6 +205,7 @@ class _HTTPSession:
         )
 
     async def send(self, request: Request, format_level: int) -> Outcome:
+        dialect = self.backend.dialect  # how this body is spelled, for a 400 that refuses it
         content = self.encoder.encode(request, format_level)
         try:
             response = await self._post(content)
@@ -219,6 +220,7 @@ class _HTTPSession:
             response.content,
             request,
             format_level,
+            dialect,
         )
 
     def _transport_failure(self, exc: BaseException) -> Failure:
@@ -265,8 +267,9 @@ class _HTTPSession:
         raw: bytes,
         request: Request,
         format_level: int,
+        dialect: Dialect | None = None,
     ) -> Outcome:
-        outcome = self._outcome(status, reason, headers, raw, request, format_level)
+        outcome = self._outcome(status, reason, headers, raw, request, format_level, dialect)
         rate = parse_rate_headers(headers)
         return outcome if rate is None else dataclasses.replace(outcome, rate=rate)
 
@@ -278,6 +281,7 @@ class _HTTPSession:
         raw: bytes,
         request: Request,
         format_level: int,
+        dialect: Dialect | None = None,
     ) -> Outcome:
         if status == 200:
             return self._parse_ok(raw)
@@ -293,7 +297,9 @@ class _HTTPSession:
             return Failure("server_error", detail, status, text, True, retry_after)
         if status == 400:
             refused = _refused_field(raw)
-            if refused is not None:
+            sent = self.backend.dialect if dialect is None else dialect
+            if refused is not None and sent.adapted(refused) != sent:
+                # a body spelled before the judge adapted (else the refusal stands as it is)
                 return Failure("bad_request", detail, status, text, adapt=refused)
             asked = request.response_format is not None and format_level > 0
             lowered = text.lower()
@@ -358,6 +364,7 @@ class _AiohttpSession(_HTTPSession):
             self._url = backend.url
 
     async def send(self, request: Request, format_level: int) -> Outcome:
+        dialect = self.backend.dialect  # how this body is spelled, for a 400 that refuses it
         content = self.encoder.encode(request, format_level)
         try:
             got = await self._post_aio(content)
@@ -366,7 +373,7 @@ class _AiohttpSession(_HTTPSession):
         except self._errors as exc:
             return self._transport_failure(exc)
         status, reason, headers, raw = got
-        return self._classify(status, reason, headers, raw, request, format_level)
+        return self._classify(status, reason, headers, raw, request, format_level, dialect)
 
     async def _post_aio(self, content: bytes) -> tuple[int, str | None, Mapping[str, str], bytes]:
         # no redirects, as with httpx: the key must not follow a Location to another host

@@ -8,6 +8,7 @@ with scripted answers, latency and injected faults, so tests exercise the real c
 from __future__ import annotations
 
 from .batch_server import FakeBatchServer, ManualClock
+from .reasoning import reasoning_refusal
 from .server import (
     FAULT_KINDS,
     FakeJudgeServer,
@@ -34,4 +35,5 @@ __all__ = [
     "default_responder",
     "format_duration",
     "main",
+    "reasoning_refusal",
 ]

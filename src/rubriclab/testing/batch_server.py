@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .reasoning import REASONING_STYLES, reasoning_refusal
 from .server import completion_body, default_responder
 
 __all__ = ["BatchRecord", "FakeBatchServer", "FileRecord", "ManualClock"]
@@ -92,6 +93,8 @@ class FakeBatchServer:
     makes that line fail with HTTP 500 in the error file. ``expire_after``: seconds after
     which an unfinished batch expires (its unrun lines go to the error file as
     ``batch_expired``). ``max_requests``/``max_bytes`` are the per-file limits it enforces.
+    ``reasoning`` ("o1" or "o3-mini") fails each line whose body that OpenAI reasoning model
+    would refuse, with its HTTP 400 in the error file.
     """
 
     def __init__(
@@ -108,7 +111,11 @@ class FakeBatchServer:
         api_key: str | None = None,
         max_requests: int = 50_000,
         max_bytes: int = 200 * 1024 * 1024,
+        reasoning: str | None = None,
     ) -> None:
+        if reasoning is not None and reasoning not in REASONING_STYLES:
+            raise ValueError(f"reasoning must be one of {REASONING_STYLES} or None")
+        self.reasoning = reasoning
         self.responder = responder or default_responder
         self.clock = clock or time.time
         self.validate_seconds = validate_seconds
@@ -313,12 +320,21 @@ class FakeBatchServer:
     def _failing(self, custom_id: str) -> bool:
         return self.fail is not None and self.fail(custom_id)
 
+    def _refusal(self, line: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The 400 body a reasoning model (``reasoning``) sends for this line, else None."""
+        if self.reasoning is None:
+            return None
+        return reasoning_refusal(line.get("body") or {}, self.reasoning)
+
+    def _fails(self, line: Mapping[str, Any]) -> bool:
+        return self._failing(line["custom_id"]) or self._refusal(line) is not None
+
     def _view(self, batch: BatchRecord) -> dict[str, Any]:
         status, done = self._status(batch)
         if status in TERMINAL and batch.final_status is None:
             self._finish(batch, status, done)
         ran = batch.lines[:done]
-        failed = sum(self._failing(line["custom_id"]) for line in ran)
+        failed = sum(self._fails(line) for line in ran)
         if status == "expired":
             failed += len(batch.lines) - done
         view: dict[str, Any] = {
@@ -338,7 +354,7 @@ class FakeBatchServer:
             else None,
             "request_counts": {
                 "total": len(batch.lines),
-                "completed": done - sum(self._failing(line["custom_id"]) for line in ran),
+                "completed": done - sum(self._fails(line) for line in ran),
                 "failed": failed,
             },
             "metadata": batch.metadata,
@@ -369,6 +385,17 @@ class FakeBatchServer:
                         }
                     )
                 continue  # cancelled before it ran: in neither file
+            refusal = self._refusal(line)
+            if refusal is not None:
+                errors.append(
+                    {
+                        "id": rid,
+                        "custom_id": cid,
+                        "response": {"status_code": 400, "request_id": rid, "body": refusal},
+                        "error": None,
+                    }
+                )
+                continue
             if self._failing(cid):
                 errors.append(
                     {

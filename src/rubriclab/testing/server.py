@@ -11,6 +11,8 @@ past the client's timeout, a malformed JSON body, a truncated body, empty choice
 reset (TCP RST), and a reply whose text holds a lone surrogate. ``echo_headers`` makes error
 replies quote the request's headers back (as some gateways do), and ``RateLimit`` is a true
 token-bucket limiter that sends OpenAI's ``x-ratelimit-*`` headers on every reply.
+``reasoning="o1"`` (or ``"o3-mini"``) makes it refuse what OpenAI's reasoning models refuse
+(``max_tokens``, a temperature) with their exact 400 bodies.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..judges.mock import mock_answer, mock_usage
+from .reasoning import REASONING_STYLES, reasoning_refusal
 
 __all__ = [
     "FAULT_KINDS",
@@ -415,7 +418,8 @@ class FakeJudgeServer:
     ``faults`` may be changed while it runs. ``requests`` holds every chat-completions body in
     arrival order, ``log`` the matching ``RequestRecord`` (fault, status, timing),
     ``peak_in_flight`` the most requests it was answering at once. ``rate_limit`` puts a
-    token-bucket limiter in front of the answers.
+    token-bucket limiter in front of the answers. ``reasoning`` ("o1" or "o3-mini", see
+    ``testing.reasoning``) refuses bodies as that OpenAI reasoning model does.
     """
 
     def __init__(
@@ -427,7 +431,11 @@ class FakeJudgeServer:
         port: int = 0,
         rate_limit: RateLimit | None = None,
         hold_until: int | None = None,
+        reasoning: str | None = None,
     ) -> None:
+        if reasoning is not None and reasoning not in REASONING_STYLES:
+            raise ValueError(f"reasoning must be one of {REASONING_STYLES} or None")
+        self.reasoning = reasoning
         self.responder: Responder = responder or default_responder
         self.latency = latency
         #: answer nothing until this many requests are in flight at once, then answer them
@@ -660,6 +668,13 @@ class FakeJudgeServer:
                 error = _error_body(429, "Rate limit reached for requests")
                 conn.send(429, rate_headers, _json(error), keep_alive)
                 return
+        if self.reasoning is not None:
+            refusal = reasoning_refusal(body, self.reasoning)
+            if refusal is not None:  # a body the model does not take: refused at once
+                record.fault = "refused_param"
+                record.status = 400
+                conn.send(400, rate_headers, _json(refusal), keep_alive)
+                return
         fault = faults.pick(self._rng) if faults is not None else None
         record.fault = fault
         echo = faults is not None and faults.echo_headers
@@ -771,6 +786,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-rate-headers", action="store_true", help="the limiter sends no x-ratelimit-*"
     )
+    p.add_argument(
+        "--reasoning",
+        choices=REASONING_STYLES,
+        default=None,
+        help="refuse max_tokens and temperature as this OpenAI reasoning model does",
+    )
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -805,7 +826,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else None
     )
     server = FakeJudgeServer(
-        latency=args.latency, faults=faults, host=args.host, port=args.port, rate_limit=limit
+        latency=args.latency,
+        faults=faults,
+        host=args.host,
+        port=args.port,
+        rate_limit=limit,
+        reasoning=args.reasoning,
     )
 
     async def serve() -> None:
