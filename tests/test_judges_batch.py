@@ -331,3 +331,33 @@ def test_a_reasoning_models_batch_lines_carry_the_fields_it_takes(
     for line in batch.lines:
         assert line["body"]["max_completion_tokens"] == 256
         assert "max_tokens" not in line["body"] and "temperature" not in line["body"]
+
+
+def test_an_unknown_model_refusing_fields_in_a_batch_adapts_and_resends_those_lines_once(
+    clock: ManualClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An Azure-style name gives no hint: the first job's lines come back as 400s naming
+    max_tokens, the next job's naming the temperature; the judge adapts to each once and
+    every row ends answered, the way an interactive 400 is handled."""
+    with FakeBatchServer(clock=clock, api_key="sk-batch-test", reasoning="o1") as server:
+        j = rl.Judge(
+            server.url,
+            model="my-deployment",
+            api_key="sk-batch-test",
+            max_tokens=128,
+            batch=True,
+            batch_poll_interval=0.01,
+            cache=tmp_path / "cache.sqlite3",
+        )
+        replies = j.map(PROMPTS[:3], progress=False)
+        assert [r.ok for r in replies] == [True] * 3
+        bodies = [[line["body"] for line in b.lines] for b in server.batches.values()]
+        assert [len(b) for b in bodies] == [3, 3, 3]
+        assert all(b["max_tokens"] == 128 for b in bodies[0])
+        assert all(b["max_completion_tokens"] == 128 and b["temperature"] == 0 for b in bodies[1])
+        assert all("temperature" not in b and "max_tokens" not in b for b in bodies[2])
+        # adapted for good: the next run is one job, its lines spelled right at once
+        assert j.map(["one more"], progress=False)[0].ok
+        assert len(server.batches) == 4
+    said = [r.getMessage() for r in caplog.records if r.name == "rubriclab.judges.engine"]
+    assert len(said) == 2 and "refused max_tokens" in said[0]

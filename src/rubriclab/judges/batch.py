@@ -9,7 +9,9 @@ finds it there and re-attaches to the job in flight instead of paying for it aga
 off up to a minute; the progress bar follows the job's ``request_counts``. When a job ends its
 output and error files are read: answers go to the cache, failed lines and lines an expired or
 cancelled job never ran become replies carrying their error, and a failed job's validation
-errors land on every one of its rows.
+errors land on every one of its rows. Lines refused for a field the judge can send otherwise
+(an OpenAI reasoning model behind an unknown name refuses ``max_tokens``) adapt the judge, as
+an interactive 400 does, and go out again once in a new job.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ class BatchRunner:
             if key not in answers and key not in todo:
                 todo[key] = request
         if todo:
-            answers.update(await self._send(todo, progress, desc))
+            answers.update(await self._send_adapting(todo, progress, desc))
         replies = [answers[k] for k in keys]
         seen: set[str] = set()
         for i, key in enumerate(keys):  # the same request twice is asked once
@@ -145,6 +147,24 @@ class BatchRunner:
             seen.add(key)
         engine.last_run = summarize(replies, time.perf_counter() - started)
         return replies
+
+    async def _send_adapting(
+        self, todo: Mapping[str, Request], progress: bool, desc: str
+    ) -> dict[str, Reply]:
+        """``_send``; then the lines refused for a field this judge now sends otherwise go
+        out again. Each round needs the judge to have adapted, so there are at most as many
+        rounds as fields it can adapt."""
+        answers: dict[str, Reply] = {}
+        while todo:
+            spelled = self.backend.dialect
+            got = await self._send(todo, progress, desc)
+            answers.update(got)
+            refused = {cid: f for cid, r in got.items() if (f := _refused(r)) is not None}
+            fields = {f for f in refused.values() if spelled.adapted(f) != spelled}
+            for name in sorted(fields):
+                self.engine.adapt(name)
+            todo = {cid: todo[cid] for cid, f in refused.items() if f in fields}
+        return answers
 
     async def _send(
         self, todo: Mapping[str, Request], progress: bool, desc: str
@@ -426,6 +446,21 @@ def _body(backend: OpenAIBackend, request: Request, level: int) -> dict[str, Any
     from .openai import chat_body
 
     return chat_body(backend, request, level)
+
+
+def _refused(reply: Reply) -> str | None:
+    """The field a failed line's 400 says the model does not take (see ``refused_field``)."""
+    from .openai import refused_field
+
+    error = reply.error
+    if error is None or error.status != 400 or not error.raw:
+        return None
+    try:
+        line = json.loads(error.raw)
+    except ValueError:  # trimmed: a refusal is short, so this is some other error
+        return None
+    response = line.get("response") if isinstance(line, dict) else None
+    return refused_field(response.get("body")) if isinstance(response, dict) else None
 
 
 def _status_kind(status: int | None) -> ErrorType:

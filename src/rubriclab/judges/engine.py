@@ -579,7 +579,7 @@ class Engine:
                 continue  # the endpoint told us what it cannot do; not a retry
             if outcome.adapt is not None and outcome.adapt not in adapted:
                 adapted = (*adapted, outcome.adapt)
-                self._adapt(outcome.adapt)
+                self.adapt(outcome.adapt)
                 continue  # the same: the backend now builds the body the endpoint takes
             # A 429 whose own headers show quota left is not about our rate (a provider's
             # overload, a noisy gateway): no signal; the call waits, the run keeps its
@@ -633,7 +633,9 @@ class Engine:
                 what,
             )
 
-    def _adapt(self, refused: str) -> None:
+    def adapt(self, refused: str) -> None:
+        """The endpoint refused a field (``Failure.adapt``): the backend builds later bodies
+        without it, and the change is said once (a warning) per judge."""
         said = self.backend.adapt(refused)
         if said:  # once per judge: calls already in flight find it adapted
             log.warning(

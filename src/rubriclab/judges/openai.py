@@ -40,6 +40,7 @@ __all__ = [
     "default_transport",
     "parse_chat",
     "parse_retry_after",
+    "refused_field",
 ]
 
 TRANSPORTS = ("auto", "httpx", "aiohttp")
@@ -600,7 +601,15 @@ def _line(exc: BaseException) -> str:
 
 
 def _refused_field(raw: bytes) -> str | None:
-    """The field a 400 says this model does not take ('max_tokens' or 'temperature'), else None.
+    try:
+        return refused_field(json.loads(raw))
+    except ValueError:
+        return None
+
+
+def refused_field(data: Any) -> str | None:
+    """The field an error body (parsed JSON) says this model does not take ('max_tokens' or
+    'temperature'), else None.
 
     OpenAI names it: ``{"error": {"param": "max_tokens", "code": "unsupported_parameter",
     "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use
@@ -608,10 +617,6 @@ def _refused_field(raw: bytes) -> str | None:
     other than the default. Gateways that keep only the message are read by its words. A 400
     about a value out of range ("max_tokens is too large") is not a refusal of the field.
     """
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
     error = data.get("error") if isinstance(data, dict) else None
     if not isinstance(error, dict):
         return None
