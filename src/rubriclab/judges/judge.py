@@ -41,6 +41,9 @@ class Judge:
     ``batch=True`` sends ``map``/``amap`` runs (so ``evaluate``) through the provider's batch
     API (``/v1/files`` + ``/v1/batches``: half price, no rate limits, answers within the
     completion window); job ids go to the cache, so a restarted run re-attaches.
+    OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 ...) are sent ``max_completion_tokens``
+    and no temperature; an endpoint that refuses either with a 400 is adapted to once
+    (``judges.dialect``).
     """
 
     def __init__(
