@@ -116,6 +116,38 @@ def test_a_cut_off_reasoning_answer_is_asked_again_with_a_larger_max_completion_
         assert "cut off at max_completion_tokens 1000 after 1000 tokens" in stuck.error
 
 
+def test_a_re_ask_raises_the_limit_field_the_judges_params_already_use() -> None:
+    """OpenAI refuses a body naming both max_tokens and max_completion_tokens: a judge set up
+    with params={"max_completion_tokens": ...} is re-asked with that field only."""
+    both = {
+        "error": {
+            "message": "Setting 'max_tokens' and 'max_completion_tokens' at the same time is "
+            "not supported.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "invalid_parameter_combination",
+        }
+    }
+
+    def respond(body: dict[str, Any]) -> Any:
+        if "max_tokens" in body and "max_completion_tokens" in body:
+            return ServerReply(400, both)
+        if body["max_completion_tokens"] < 2000:
+            full = completion_body(body, '{"n": 1', 0)
+            full["choices"][0]["finish_reason"] = "length"
+            return full
+        return json.dumps({"n": 1})
+
+    with FakeJudgeServer(respond) as server:
+        ask = _ask()
+        params = {"max_completion_tokens": 1000}
+        judge = rl.Judge(server.url, model="gpt-4.1", max_retries=0, cache=False, params=params)
+        run_sync(ask_all([ask], judge, reask=1, desc="t"))
+        assert ask.parsed == 1 and ask.error is None
+        assert [b.get("max_completion_tokens") for b in server.requests] == [1000, 2024]
+        assert not any("max_tokens" in b for b in server.requests)
+
+
 @pytest.mark.parametrize("media", [False, True])
 def test_user_messages_carry_a_cases_images_as_content_parts(media: bool) -> None:
     from rubriclab.data import to_cases

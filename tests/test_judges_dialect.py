@@ -213,3 +213,28 @@ def test_a_request_limit_wins_over_the_judges_whichever_field_names_it() -> None
         assert judge.map([raised], progress=False)[0].ok
         assert [b["max_completion_tokens"] for b in server.requests] == [200, 400]
         assert server.calls == 2 and judge.token_limit == 200
+
+
+def test_a_body_naming_both_limits_is_adapted_to_one() -> None:
+    """OpenAI refuses max_tokens next to max_completion_tokens ('invalid_parameter_combination'):
+    the judge keeps the one its params name, the higher layer, and sends only that."""
+    both = {
+        "error": {
+            "message": "Setting 'max_tokens' and 'max_completion_tokens' at the same time is "
+            "not supported.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "invalid_parameter_combination",
+        }
+    }
+
+    def strict(body: dict[str, Any]) -> Any:
+        return ServerReply(400, both) if "max_tokens" in body else "fine"
+
+    with FakeJudgeServer(strict) as server:
+        params = {"max_completion_tokens": 1000}
+        judge = Judge(server.url, model="gpt-4.1", max_tokens=500, params=params, cache=False)
+        assert judge.complete("x").text == "fine"
+        assert server.calls == 2
+        assert server.requests[-1]["max_completion_tokens"] == 1000
+        assert "max_tokens" not in server.requests[-1]

@@ -149,7 +149,7 @@ def _take(
         ask.error = _cut_off_message(reply, judge, ask.params)
         larger = _larger_max_tokens(reply, judge, ask.params)
         kept = {k: v for k, v in ask.params.items() if k not in _LIMIT_FIELDS}
-        ask.params = {**kept, judge.dialect.limit: larger}  # the field this judge sends
+        ask.params = {**kept, judge.token_limit_field: larger}  # the field this judge sends
         retry.append(ask)
         return False
     text = reply.text or ""
@@ -181,7 +181,7 @@ def _limit(judge: Judge, params: Mapping[str, Any]) -> int | None:
 def _cut_off_message(reply: Reply, judge: Judge, params: Mapping[str, Any]) -> str:
     limit = _limit(judge, params)
     used = reply.usage.completion_tokens
-    name = judge.dialect.limit
+    name = judge.token_limit_field
     where = f"{name} {limit}" if limit is not None else f"{name} (the endpoint's limit)"
     tokens = f" after {used} tokens" if used else ""
     return (

@@ -174,6 +174,15 @@ class Judge:
         return getattr(self._backend, "dialect", PLAIN)
 
     @property
+    def token_limit_field(self) -> str:
+        """The field this judge's output-token limit goes out as: max_completion_tokens for a
+        model that takes only that, or when ``params`` set it (OpenAI refuses a body naming
+        both), else max_tokens. A re-ask that raises the limit uses this field."""
+        if self._config["params"].get(COMPLETION_LIMIT) is not None:
+            return COMPLETION_LIMIT
+        return self.dialect.limit
+
+    @property
     def token_limit(self) -> int | None:
         """The output-token limit this judge sends: ``max_tokens=``, or one set in ``params``
         as max_tokens or max_completion_tokens (None: the endpoint's own)."""
