@@ -11,7 +11,7 @@ import rubriclab as rl
 from rubriclab.ask import REASK_MESSAGE, Ask, InvalidAnswer, ask_all, user_messages
 from rubriclab.judges.sync import run_sync
 from rubriclab.parse import extract_json
-from rubriclab.testing import FakeJudgeServer
+from rubriclab.testing import FakeJudgeServer, both_limits_refusal
 from rubriclab.testing.server import ServerReply, completion_body
 
 FORMAT = {"type": "json_schema", "json_schema": {"name": "t", "schema": {"type": "object"}}}
@@ -69,15 +69,27 @@ def test_a_failed_call_is_recorded_and_not_reasked() -> None:
         assert ask.error is not None and "judge call failed" in ask.error
 
 
-def test_a_cut_off_answer_is_asked_again_with_a_larger_max_tokens() -> None:
+def _cut_below(field: str, used: int | None = None) -> Any:
+    """A responder that cuts its answer off while the body's ``field`` is under 2000 (and
+    refuses a body naming both token limits, as OpenAI does)."""
+
     def respond(body: dict[str, Any]) -> Any:
-        if body.get("max_tokens", 0) < 2000:
+        refusal = both_limits_refusal(body)
+        if refusal is not None:
+            return ServerReply(400, refusal)
+        if body.get(field, 0) < 2000:
             full = completion_body(body, '{"n": 1', 0)
             full["choices"][0]["finish_reason"] = "length"
+            if used is not None:
+                full["usage"]["completion_tokens"] = used
             return full
         return json.dumps({"n": 1})
 
-    with FakeJudgeServer(respond) as server:
+    return respond
+
+
+def test_a_cut_off_answer_is_asked_again_with_a_larger_max_tokens() -> None:
+    with FakeJudgeServer(_cut_below("max_tokens")) as server:
         ask = _ask()
         judge = rl.Judge(server.url, model="m", max_retries=0, cache=False, max_tokens=1000)
         run_sync(ask_all([ask], judge, reask=1, desc="t"))
@@ -91,15 +103,8 @@ def test_a_cut_off_reasoning_answer_is_asked_again_with_a_larger_max_completion_
 ) -> None:
     """A reasoning model takes max_completion_tokens only: a known one from the first call,
     an unknown one once its endpoint said so; the re-ask raises that field."""
-
-    def respond(body: dict[str, Any]) -> Any:
-        if body.get("max_completion_tokens", 0) < 2000:
-            full = completion_body(body, '{"n": 1', 0)
-            full["choices"][0]["finish_reason"] = "length"
-            full["usage"]["completion_tokens"] = 1000  # reasoning tokens count here too
-            return full
-        return json.dumps({"n": 1})
-
+    # reasoning tokens count in completion_tokens too: a cut answer used all of the limit
+    respond = _cut_below("max_completion_tokens", used=1000)
     with FakeJudgeServer(respond, reasoning="o1") as server:
         ask = _ask()
         name = f"openai/{model}" if model == "o3-mini" else model  # a gateway's name: known
@@ -119,26 +124,7 @@ def test_a_cut_off_reasoning_answer_is_asked_again_with_a_larger_max_completion_
 def test_a_re_ask_raises_the_limit_field_the_judges_params_already_use() -> None:
     """OpenAI refuses a body naming both max_tokens and max_completion_tokens: a judge set up
     with params={"max_completion_tokens": ...} is re-asked with that field only."""
-    both = {
-        "error": {
-            "message": "Setting 'max_tokens' and 'max_completion_tokens' at the same time is "
-            "not supported.",
-            "type": "invalid_request_error",
-            "param": "max_tokens",
-            "code": "invalid_parameter_combination",
-        }
-    }
-
-    def respond(body: dict[str, Any]) -> Any:
-        if "max_tokens" in body and "max_completion_tokens" in body:
-            return ServerReply(400, both)
-        if body["max_completion_tokens"] < 2000:
-            full = completion_body(body, '{"n": 1', 0)
-            full["choices"][0]["finish_reason"] = "length"
-            return full
-        return json.dumps({"n": 1})
-
-    with FakeJudgeServer(respond) as server:
+    with FakeJudgeServer(_cut_below("max_completion_tokens")) as server:
         ask = _ask()
         params = {"max_completion_tokens": 1000}
         judge = rl.Judge(server.url, model="gpt-4.1", max_retries=0, cache=False, params=params)

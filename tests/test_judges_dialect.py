@@ -15,7 +15,12 @@ import pytest
 from rubriclab.judges import Judge, Request
 from rubriclab.judges.cache import cache_key
 from rubriclab.judges.dialect import COMPLETION_LIMIT, PLAIN, Dialect, dialect_for
-from rubriclab.testing import FakeJudgeServer, ServerReply, reasoning_refusal
+from rubriclab.testing import (
+    FakeJudgeServer,
+    ServerReply,
+    both_limits_refusal,
+    reasoning_refusal,
+)
 
 PROMPTS = [f"Rate answer {i}: the sky is blue." for i in range(12)]
 ENGINE_LOG = "rubriclab.judges.engine"
@@ -218,18 +223,10 @@ def test_a_request_limit_wins_over_the_judges_whichever_field_names_it() -> None
 def test_a_body_naming_both_limits_is_adapted_to_one() -> None:
     """OpenAI refuses max_tokens next to max_completion_tokens ('invalid_parameter_combination'):
     the judge keeps the one its params name, the higher layer, and sends only that."""
-    both = {
-        "error": {
-            "message": "Setting 'max_tokens' and 'max_completion_tokens' at the same time is "
-            "not supported.",
-            "type": "invalid_request_error",
-            "param": "max_tokens",
-            "code": "invalid_parameter_combination",
-        }
-    }
 
     def strict(body: dict[str, Any]) -> Any:
-        return ServerReply(400, both) if "max_tokens" in body else "fine"
+        refusal = both_limits_refusal(body)
+        return "fine" if refusal is None else ServerReply(400, refusal)
 
     with FakeJudgeServer(strict) as server:
         params = {"max_completion_tokens": 1000}

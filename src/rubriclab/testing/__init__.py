@@ -8,7 +8,7 @@ with scripted answers, latency and injected faults, so tests exercise the real c
 from __future__ import annotations
 
 from .batch_server import FakeBatchServer, ManualClock
-from .reasoning import reasoning_refusal
+from .reasoning import both_limits_refusal, reasoning_refusal
 from .server import (
     FAULT_KINDS,
     FakeJudgeServer,
@@ -32,6 +32,7 @@ __all__ = [
     "RequestRecord",
     "Responder",
     "ServerReply",
+    "both_limits_refusal",
     "default_responder",
     "format_duration",
     "main",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REASONING_STYLES", "reasoning_refusal"]
+__all__ = ["REASONING_STYLES", "both_limits_refusal", "reasoning_refusal"]
 
 REASONING_STYLES = ("o1", "o3-mini")
 """How the temperature is refused: o1 and gpt-5 take only the default value (1), o3-mini takes
@@ -44,6 +44,17 @@ def reasoning_refusal(body: Mapping[str, Any], style: str = "o1") -> dict[str, A
         "Only the default (1) value is supported.",
         "temperature",
         "unsupported_value",
+    )
+
+
+def both_limits_refusal(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The 400 error body OpenAI sends (any model) for a body naming both token limits."""
+    if "max_tokens" not in body or "max_completion_tokens" not in body:
+        return None
+    return _error(
+        "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
+        "max_tokens",
+        "invalid_parameter_combination",
     )
 
 
