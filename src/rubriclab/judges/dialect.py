@@ -13,6 +13,10 @@ their default (``unsupported_value``; o3-mini refuses the field itself). Two sou
 
 The name rule is kept to OpenAI's endpoint on purpose: dropping a temperature changes how a
 judge samples, so it is done for another server's model only when that server says so.
+
+Cache keys hash the judge's settings as the user gave them, not their spelling on the wire:
+the keys of existing runs do not move, and an adaptation in the middle of a run leaves every
+key as it was (its answers are found again by the next run, adapted or not).
 """
 
 from __future__ import annotations
