@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from rubriclab.judges import Judge, Request
-from rubriclab.judges.cache import cache_key
+from rubriclab.judges import Judge, Request, Usage
+from rubriclab.judges.cache import CacheEntry, MemoryCache, cache_key
 from rubriclab.judges.dialect import COMPLETION_LIMIT, PLAIN, Dialect, dialect_for
 from rubriclab.testing import (
     FakeJudgeServer,
@@ -98,23 +98,30 @@ def test_a_known_reasoning_model_sends_the_body_it_takes_from_the_first_call(
     assert warnings_of(caplog) == []
 
 
-def test_describe_says_what_a_reasoning_judge_sends_and_cache_keys_keep_their_settings(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_describe_says_what_a_reasoning_judge_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-reasoning")
-    reasoning = Judge("openai:o3-mini")
-    said = reasoning.describe()
+    said = Judge("openai:o3-mini").describe()
     assert "temperature not sent" in said and "temperature 0" not in said
     assert "token limit sent as max_completion_tokens" in said
-    plain = Judge("openai:gpt-4o-mini")
-    assert "temperature 0," in plain.describe() and "max_completion" not in plain.describe()
-    # keys hash the judge's settings as the user gave them, for every model: the keys of
-    # existing runs do not move, and an adaptation mid-run does not change a key
+    plain = Judge("openai:gpt-4o-mini").describe()
+    assert "temperature 0," in plain and "max_completion" not in plain
+
+
+def test_cache_keys_hash_the_settings_as_given_for_every_model(openai_at: Any) -> None:
+    """An earlier run's answers (keys from the judge's settings: temperature 0 and
+    max_tokens, however they went out) are found again: no call is made."""
     request = Request([{"role": "user", "content": "hi"}])
-    settings = {"temperature": 0.0, "seed": None, "max_tokens": None}
-    for judge in (reasoning, plain):
-        expected = cache_key("https://api.openai.com/v1", judge.model, request, settings)
-        assert judge._engine.key(request) == expected
+    settings = {"temperature": 0.0, "seed": None, "max_tokens": 300}
+    cache = MemoryCache()
+    with FakeJudgeServer(reasoning="o1") as server:
+        openai_at(server)
+        for model in ("gpt-4o-mini", "o3-mini"):
+            key = cache_key(server.url, model, request, settings)
+            cache.put(key, CacheEntry(f"{model} earlier", Usage(), model))
+            judge = Judge(f"openai:{model}", max_tokens=300, cache=cache)
+            (reply,) = judge.map([request], progress=False)
+            assert reply.cached and reply.text == f"{model} earlier"
+        assert server.calls == 0
 
 
 # -- an unknown model: adapted on the endpoint's word --------------------------------------
