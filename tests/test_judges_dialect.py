@@ -134,7 +134,8 @@ def test_an_unknown_model_on_a_strict_endpoint_adapts_once_and_every_row_succeed
     caplog.set_level(logging.WARNING, ENGINE_LOG)
     with FakeJudgeServer(reasoning=style) as server:
         # an Azure deployment name: nothing says it is a reasoning model
-        judge = Judge(server.url, model="my-deployment", max_tokens=300, max_retries=0, cache=False)
+        cache = MemoryCache()
+        judge = Judge(server.url, model="my-deployment", max_tokens=300, max_retries=0, cache=cache)
         replies = judge.map(PROMPTS, progress=False)
         assert [r.ok for r in replies] == [True] * len(PROMPTS)
         assert judge.last_run.errors == {}
@@ -152,9 +153,13 @@ def test_an_unknown_model_on_a_strict_endpoint_adapts_once_and_every_row_succeed
         assert any("refused max_tokens" in s and "as max_completion_tokens" in s for s in said)
         assert any("refused temperature" in s and "no temperature" in s for s in said)
         assert "temperature not sent" in judge.describe()
-        # learned for good: the next run and a derived judge send the right body at once
+        # the keys did not move with the adaptation: a fresh judge finds every answer
         before = server.calls
-        judge.map(PROMPTS[:3], progress=False)
+        fresh = Judge(server.url, model="my-deployment", max_tokens=300, cache=cache)
+        assert all(r.cached for r in fresh.map(PROMPTS, progress=False))
+        assert server.calls == before
+        # learned for good: the next run and a derived judge send the right body at once
+        judge.map(["new 1", "new 2", "new 3"], progress=False)
         judge.with_options(timeout=30).complete("one more")
         assert server.calls == before + 4
         assert all(rec.status == 200 for rec in server.log[before:])
