@@ -73,6 +73,23 @@ def test_the_bytes_sent_are_chat_body(level: int, settings: dict[str, Any], shar
             assert sent(encoder, request, level, shared) == chat_body(b, request, level)
 
 
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("level", [0, 2])
+def test_a_reasoning_models_bytes_are_its_chat_body(level: int, shared: bool) -> None:
+    """Adapted (max_completion_tokens, no temperature), the bytes still match chat_body, and
+    a request's own limit goes out under the field the model takes."""
+    b = backend(max_tokens=300, seed=3, params={"top_p": 0.5})
+    assert b.adapt("max_tokens") and b.adapt("temperature") and b.adapt("temperature") is None
+    encoder = BodyEncoder(b)
+    for params in ({}, {"max_tokens": 900}):
+        request = Request([{"role": "user", "content": "x"}], schema("q1"), 1, params)
+        body = sent(encoder, request, level, shared)
+        assert body == chat_body(b, request, level)
+        assert body["max_completion_tokens"] == params.get("max_tokens", 300)
+        assert "max_tokens" not in body and "temperature" not in body
+        assert body["seed"] == 4 and body["top_p"] == 0.5
+
+
 def test_a_schema_changed_in_place_is_sent_as_it_is_now_in_the_next_run() -> None:
     encoder = BodyEncoder(backend())
     fmt = schema("q1")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["COMPLETION_LIMIT", "PLAIN", "TOKEN_LIMIT", "Dialect", "dialect_for"]
@@ -46,11 +46,12 @@ class Dialect:
     """The field the output-token limit is sent as: max_tokens or max_completion_tokens."""
     temperature: bool = True
     """False: no temperature is sent (the model takes only its default)."""
+    plain: bool = field(init=False, compare=False, repr=False)
+    """The body is sent as built (every model that is not an OpenAI reasoning model); a
+    field, not a property: every call's body checks it."""
 
-    @property
-    def plain(self) -> bool:
-        """The body is sent as built (every model that is not an OpenAI reasoning model)."""
-        return self.limit == TOKEN_LIMIT and self.temperature
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", self.limit == TOKEN_LIMIT and self.temperature)
 
     @property
     def refused(self) -> tuple[str, ...]:
