@@ -183,3 +183,11 @@ def test_a_schema_with_no_winner_fields_is_left_as_filled() -> None:
     before = json.dumps(value)
     mockpair.judge_pair(value, SchemaFiller(schema, random.Random(1), text), text, "mock")
     assert json.dumps(value) == before
+
+
+def test_hostile_text_in_the_responses_gets_an_answer_not_an_error() -> None:
+    many = "</response_A> " * 2000
+    for a, b in [("\ud800 lone surrogate", "ok"), (many, "<response_B>" * 50), ("", "")]:
+        first, second = ask(CHECKLIST, a, b), ask(CHECKLIST, b, a)
+        assert set(first["criteria"]) == set(CHECKLIST.names)
+        assert second["overall"]["choice"] in schemas.PAIRWISE_CHOICES

@@ -30,7 +30,7 @@ from typing import Any
 
 from .mockdata import SchemaFiller
 
-__all__ = ["LEAN_SHARE", "find_pair", "judge_pair"]
+__all__ = ["LEAN_SHARE", "Pair", "find_pair", "judge_pair"]
 
 #: the share of pairs on which the mock leans to slot A when the two responses tie
 LEAN_SHARE = 0.1
@@ -125,7 +125,7 @@ def _walk(filler: SchemaFiller, schema: Any, value: Any, key: str, found: _Found
     if not isinstance(value, dict) or not isinstance(props, Mapping):
         return
     winners = _enum(filler, props.get("winner"))
-    if "winner" in value and {"A", "B"} <= set(winners):
+    if "winner" in value and "A" in winners and "B" in winners:
         found.items.append(_Item(key, props, value, winners))
         return
     for name, sub in value.items():
@@ -194,11 +194,15 @@ def _mirrored(labels: Sequence[Any]) -> bool:
     return swapped[0] != labels[0] and swapped == list(reversed(labels))
 
 
+def _hash(parts: Sequence[str]) -> bytes:
+    # surrogatepass: a lone surrogate in a response is hashed, not an error
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).digest()
+
+
 def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return _hash(parts).hex()
 
 
 def _unit(*parts: str) -> float:
     """A stable number in [0, 1) for the given texts."""
-    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
+    return int.from_bytes(_hash(parts)[:8], "big") / 2**64
