@@ -1,5 +1,6 @@
 """The request body as sent: ``BodyEncoder`` writes each response_format's JSON once per
-run, and must send exactly what ``chat_body`` describes, whatever happens to the schema."""
+run, reuses the messages' JSON written for the cache key, and must send exactly what
+``chat_body`` describes, whatever happens to the schema."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from rubriclab.judges import Request
+from rubriclab.judges.cache import RunKeys
 from rubriclab.judges.openai import BodyEncoder, OpenAIBackend, chat_body
 from rubriclab.judges.secret import Secret
 from rubriclab.judges.specs import Endpoint
@@ -37,11 +39,18 @@ def schema(*ids: str) -> dict[str, Any]:
     }
 
 
-def sent(encoder: BodyEncoder, request: Request, level: int = 2) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(encoder.encode(request, level))
+def sent(
+    encoder: BodyEncoder, request: Request, level: int = 2, shared: bool = False
+) -> dict[str, Any]:
+    """The body as the server reads it; ``shared``: with the key's messages JSON, as a run
+    with a cache sends it."""
+    messages = RunKeys("e", "m", {})(request)[1] if shared else None
+    assert messages is not None or not shared
+    body: dict[str, Any] = json.loads(encoder.encode(request, level, messages))
     return body
 
 
+@pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("level", [0, 1, 2])
 @pytest.mark.parametrize(
     "settings",
@@ -51,15 +60,17 @@ def sent(encoder: BodyEncoder, request: Request, level: int = 2) -> dict[str, An
         {"params": {"top_p": 0.5, "response_format": {"type": "text"}}},
     ],
 )
-def test_the_bytes_sent_are_chat_body(level: int, settings: dict[str, Any]) -> None:
+def test_the_bytes_sent_are_chat_body(level: int, settings: dict[str, Any], shared: bool) -> None:
     b = backend(**settings)
     encoder = BodyEncoder(b)
     for fmt in (schema("q1", "q2"), {"type": "json_object"}, None):
-        request = Request(
-            [{"role": "user", "content": 'say "hi" \u00e9\n'}], fmt, sample=2, params={"n": 1}
-        )
+        messages = [
+            {"role": "system", "content": "judge </script> \u2028"},
+            {"role": "user", "content": [{"type": "text", "text": 'say "hi" \u00e9\n'}]},
+        ]
+        request = Request(messages, fmt, sample=2, params={"n": 1})
         for _ in range(2):  # the second time the format's JSON is remembered
-            assert sent(encoder, request, level) == chat_body(b, request, level)
+            assert sent(encoder, request, level, shared) == chat_body(b, request, level)
 
 
 def test_a_schema_changed_in_place_is_sent_as_it_is_now_in_the_next_run() -> None:
@@ -119,3 +130,52 @@ def test_a_body_that_is_not_json_fails_as_before() -> None:
     encoder = BodyEncoder(backend())
     with pytest.raises(TypeError):
         encoder.encode(Request([{"role": "user", "content": "x"}], {"type": object()}), 2)
+
+
+def test_params_named_messages_win_over_the_shared_json_as_in_chat_body() -> None:
+    b = backend(params={"messages": [{"role": "user", "content": "from params"}]})
+    encoder = BodyEncoder(b)
+    request = Request([{"role": "user", "content": "asked"}], schema("q1"))
+    body = sent(encoder, request, shared=True)
+    assert body == chat_body(b, request)
+    assert body["messages"][0]["content"] == "from params"
+
+
+def test_messages_that_are_not_plain_json_are_not_shared_and_fail_their_row() -> None:
+    """The key writes odd values with str(); the body must not send that text: the request
+    fails on its row as it did before the key's JSON was shared."""
+    import datetime
+
+    import rubriclab as rl
+    from rubriclab.testing import FakeJudgeServer
+
+    odd = Request(
+        [{"role": "user", "content": [{"type": "text", "text": datetime.date(2026, 1, 1)}]}]
+    )
+    assert RunKeys("e", "m", {})(odd)[1] is None
+    with FakeJudgeServer() as server:
+        judge = rl.Judge(server.url, model="m")  # a memory cache: keys are made
+        fine = Request([{"role": "user", "content": "fine"}])
+        odd_reply, fine_reply = judge.map([odd, fine], progress=False)
+        assert odd_reply.error is not None and odd_reply.error.type == "internal"
+        assert "not JSON serializable" in odd_reply.error.message
+        assert fine_reply.ok and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_the_server_reads_the_messages_asked_when_the_key_json_is_shared(transport: str) -> None:
+    import rubriclab as rl
+    from rubriclab.testing import FakeJudgeServer
+
+    asked = [[{"role": "user", "content": f'row {i} \u00e9 "q" </script>'}] for i in range(5)] + [
+        [
+            {"role": "system", "content": "sys"},
+            {"content": [{"text": "t", "type": "text"}], "role": "user"},
+        ]
+    ]
+    with FakeJudgeServer() as server:
+        judge = rl.Judge(server.url, model="m", transport=transport)
+        replies = judge.map([Request(m, schema("q1")) for m in asked], progress=False)
+        assert all(r.ok for r in replies)
+        got = sorted(json.dumps(r["messages"], sort_keys=True) for r in server.requests)
+        assert got == sorted(json.dumps(m, sort_keys=True) for m in asked)

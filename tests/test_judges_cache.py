@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 import threading
@@ -15,6 +16,7 @@ from rubriclab.judges.cache import (
     CacheEntry,
     CacheError,
     MemoryCache,
+    RunKeys,
     cache_key,
     default_cache_path,
     open_cache,
@@ -48,6 +50,27 @@ def test_the_key_changes_with_everything_that_changes_the_answer() -> None:
     assert base not in variants and len(variants) == 7
     reordered = [{"content": MESSAGES[0]["content"], "role": "user"}]
     assert key(messages=reordered) == base  # dict key order is not a different request
+
+
+def test_keys_of_existing_cache_files_never_change() -> None:
+    """A user's cache file is only worth its keys: these digests were written by the first
+    cache_key (the JSON of the whole list, every part written per request), and the run-wide
+    ``RunKeys`` must give the same, for a bare request and one with every part set."""
+    fmt = {"type": "json_schema", "json_schema": {"name": "chk", "schema": {"type": "object"}}}
+    bare = Request(MESSAGES)
+    full = Request(MESSAGES, fmt, sample=2, params={"top_p": 0.5})
+    pinned = {
+        "b781f50f10be90a3c5e8a90cda7763ff49434fc6b90ecb9035ab4f3c0cd92e2d": bare,
+        "0389e88c00c6dea75c4fa9c93476cb49f77a4b26572b92bed11e7b96636e6745": full,
+    }
+    keys = RunKeys("http://h/v1", "m", SETTINGS)
+    for digest, request in pinned.items():
+        assert cache_key("http://h/v1", "m", request, SETTINGS) == digest
+        for _ in range(2):  # the second time from the run's memory of the format
+            assert keys(request) == (
+                digest,
+                json.dumps(MESSAGES, separators=(",", ":"), sort_keys=True),
+            )
 
 
 def entry(text: str = "YES") -> CacheEntry:

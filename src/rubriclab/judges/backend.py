@@ -44,8 +44,12 @@ Outcome = Success | Failure
 class Session(Protocol):
     """Per-event-loop state of a backend (an HTTP connection pool, or nothing for the mock)."""
 
-    async def send(self, request: Request, format_level: int) -> Outcome:
-        """Make one attempt. ``format_level``: 2 = as asked, 1 = json_object only, 0 = none."""
+    async def send(
+        self, request: Request, format_level: int, messages_json: str | None = None
+    ) -> Outcome:
+        """Make one attempt. ``format_level``: 2 = as asked, 1 = json_object only, 0 = none.
+        ``messages_json``: ``request.messages`` as JSON, when the engine wrote it already (for
+        the cache key); a session that sends JSON may use it rather than write it again."""
         ...
 
     def new_run(self) -> None:

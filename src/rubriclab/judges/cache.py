@@ -31,6 +31,7 @@ __all__ = [
     "CacheError",
     "MemoryCache",
     "ResponseCache",
+    "RunKeys",
     "cache_key",
     "default_cache_path",
     "open_cache",
@@ -85,44 +86,66 @@ class ResponseCache(Protocol):
 CacheArg = Union[None, bool, str, "os.PathLike[str]", ResponseCache]
 
 
-def cache_key(
-    endpoint: str,
-    model: str,
-    request: Request,
-    settings: Mapping[str, Any],
-    memo: dict[int, tuple[Any, str]] | None = None,
-) -> str:
-    """Hex digest of everything that can change the answer (never the key or headers).
+def cache_key(endpoint: str, model: str, request: Request, settings: Mapping[str, Any]) -> str:
+    """Hex digest of everything that can change the answer (never the key or headers)."""
+    return RunKeys(endpoint, model, settings)(request)[0]
 
-    ``memo`` (one run's, never kept across runs) holds the JSON of each response_format
-    object already seen: a run's requests share one schema, and writing it out again for
-    every request cost as much as the rest of the key. The digest is the same either way.
+
+class RunKeys:
+    """``cache_key`` for the requests of one run, with what they share written once.
+
+    A run's requests share an endpoint, a model, settings and (usually) one response_format
+    object, and writing those out again for every request cost as much as the messages. The
+    digest is the same as writing the whole list each time: the JSON of
+    ``[endpoint, model, messages, response_format, sample, settings + params]``.
+
+    Each call also returns the messages' JSON when it is plain JSON (no value needed
+    ``default=str``), so the body can reuse it instead of writing the messages a second time.
+    Kept for one run only: a format object changed in place between runs is written again.
     """
-    fmt = request.response_format
-    if memo is None or fmt is None:
-        fmt_json = _key_json(fmt)
-    else:
-        seen = memo.get(id(fmt))
-        if seen is None or seen[0] is not fmt:
-            seen = (fmt, _key_json(fmt))  # the object is kept, so its id is not reused
-            memo[id(fmt)] = seen
-        fmt_json = seen[1]
-    # the JSON of the list [endpoint, model, messages, response_format, sample, settings]
-    blob = ",".join(
-        (
-            _key_json(endpoint),
-            _key_json(model),
-            _key_json(request.messages),
-            fmt_json,
-            _key_json(request.sample),
-            _key_json({**settings, **request.params}),
+
+    def __init__(self, endpoint: str, model: str, settings: Mapping[str, Any]) -> None:
+        self._head = f"[{_key_json(endpoint)},{_key_json(model)},"
+        self._settings = dict(settings)
+        self._settings_json = _key_json(self._settings)
+        self._formats: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, request: Request) -> tuple[str, str | None]:
+        """The request's key, and its messages' JSON (None when it is not plain JSON)."""
+        try:
+            messages: str | None = _strict_json(request.messages)
+        except (TypeError, ValueError):
+            messages = None
+        fmt = request.response_format
+        if fmt is None:
+            fmt_json = "null"
+        else:
+            seen = self._formats.get(id(fmt))
+            if seen is None or seen[0] is not fmt:
+                seen = (fmt, _key_json(fmt))  # the object is kept, so its id is not reused
+                self._formats[id(fmt)] = seen
+            fmt_json = seen[1]
+        sample = request.sample
+        params = request.params
+        blob = "".join(
+            (
+                self._head,
+                _key_json(request.messages) if messages is None else messages,
+                ",",
+                fmt_json,
+                ",",
+                str(sample) if type(sample) is int else _key_json(sample),
+                ",",
+                _key_json({**self._settings, **params}) if params else self._settings_json,
+                "]",
+            )
         )
-    )
-    return hashlib.sha256(f"[{blob}]".encode()).hexdigest()
+        return hashlib.sha256(blob.encode()).hexdigest(), messages
 
 
-def _key_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+_key_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+_strict_json = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+"""The key's JSON where every value is JSON already: the same text, or a TypeError."""
 
 
 def default_cache_path() -> Path:

@@ -30,7 +30,7 @@ from typing import Any
 
 from .backend import Backend, Failure, Session, Success
 from .base import CallError, Reply, Request, Usage
-from .cache import CacheEntry, ResponseCache, cache_key
+from .cache import CacheEntry, ResponseCache, RunKeys, cache_key
 from .pacing import Pacer
 from .pricing import Price, PriceTable, cost_at, lookup
 
@@ -347,12 +347,16 @@ class _Run:
         self.bar: Any = None
         self._first: dict[str, int] = {}
         self._copies: dict[int, list[int]] = {}
-        self._formats: dict[int, tuple[Any, str]] = {}  # cache_key's memo, for this run only
+        self._keys = engine.run_keys() if engine.cache is not None else None
+        #: the messages' JSON the key was made from, until the call is sent: the body reuses it
+        self.wire: dict[int, str] = {}
 
     def feed(self) -> Iterator[int]:
         """Indexes of the requests that need a call, pulling the source as they are taken."""
         engine = self.engine
         cache = engine.cache
+        run_keys = self._keys
+        wire = self.wire
         size = self.FIRST_CHUNK
         while True:
             began = time.perf_counter()
@@ -363,10 +367,11 @@ class _Run:
             self.requests.extend(chunk)
             self.results.extend([None] * len(chunk))
             fresh: list[int] = []
-            if cache is None:
+            if cache is None or run_keys is None:
                 fresh = list(range(base, base + len(chunk)))
             else:
-                keys = [engine.key(r, self._formats) for r in chunk]
+                made = [run_keys(r) for r in chunk]
+                keys = [key for key, _ in made]
                 self.keys.extend(keys)
                 hits = cache.get_many(set(keys))
                 for i, key in enumerate(keys, base):
@@ -377,6 +382,9 @@ class _Run:
                     elif original is None:
                         self._first[key] = i
                         fresh.append(i)
+                        messages = made[i - base][1]
+                        if messages is not None:
+                            wire[i] = messages
                     elif self.results[original] is not None:
                         self.settle(i, _repeat(self.results[original]))
                     else:  # same call twice in one run: make it once, answer both
@@ -490,8 +498,12 @@ class Engine:
         if state is not None:
             await state.session.aclose()
 
-    def key(self, request: Request, memo: dict[int, tuple[Any, str]] | None = None) -> str:
-        return cache_key(self.endpoint_id, self.model, request, self.settings, memo)
+    def key(self, request: Request) -> str:
+        return cache_key(self.endpoint_id, self.model, request, self.settings)
+
+    def run_keys(self) -> RunKeys:
+        """Cache keys for one run's requests (what they share written once)."""
+        return RunKeys(self.endpoint_id, self.model, self.settings)
 
     # -- one call ------------------------------------------------------------------------
     def _cost(self, usage: Usage, model: str) -> float | None:
@@ -524,11 +536,13 @@ class Engine:
         state: _LoopState,
         request: Request,
         waiting: Callable[[bool], None] | None = None,
+        messages_json: str | None = None,
     ) -> Reply:
         """One logical call: attempts until success, a final error, or the retry budget is spent.
 
         Between attempts the call holds no slot; ``waiting(True/False)`` tells the caller
         when it starts and stops waiting, so the run can use the time for other calls.
+        ``messages_json``: the messages' JSON already written for the cache key, for the body.
         """
         start = time.perf_counter()
         limit = state.limit
@@ -546,7 +560,7 @@ class Engine:
                 ticket = await pacer.before_send(
                     pacer.token_cost(_token_estimate(request)), self.retry.retry_after_cap
                 )
-                outcome = await session.send(request, level)
+                outcome = await session.send(request, level, messages_json)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug must become a recorded error, not a lost run
@@ -694,6 +708,7 @@ class Engine:
         cache = self.cache
         keys = run.keys
         requests = run.requests
+        wire = run.wire
         # Workers take indexes from one shared iterator. A worker whose call is waiting out a
         # Retry-After or a backoff gives its place to a new worker, so waits never lower the
         # number of calls being made; the extra workers retire once the waits are over.
@@ -726,7 +741,7 @@ class Engine:
                     if counts["to_start"] > 0:
                         counts["to_start"] -= 1
                         spawn()
-                    reply = await self.call(state, requests[i], waiting)
+                    reply = await self.call(state, requests[i], waiting, wire.pop(i, None))
                     if cache is not None and reply.error is None and reply.text is not None:
                         cache.put(
                             keys[i],

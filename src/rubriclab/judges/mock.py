@@ -126,7 +126,9 @@ class _MockSession:
     def __init__(self, model: str) -> None:
         self.model = model
 
-    async def send(self, request: Request, format_level: int) -> Outcome:
+    async def send(
+        self, request: Request, format_level: int, messages_json: str | None = None
+    ) -> Outcome:
         await asyncio.sleep(0)  # a real suspension point, like a network call
         try:
             text = mock_answer(

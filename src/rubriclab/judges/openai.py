@@ -183,8 +183,10 @@ class _HTTPSession:
             limits=limits, headers=_headers(backend), timeout=httpx.Timeout(backend.timeout)
         )
 
-    async def send(self, request: Request, format_level: int) -> Outcome:
-        content = self.encoder.encode(request, format_level)
+    async def send(
+        self, request: Request, format_level: int, messages_json: str | None = None
+    ) -> Outcome:
+        content = self.encoder.encode(request, format_level, messages_json)
         try:
             response = await self._post(content)
         except asyncio.CancelledError:
@@ -323,18 +325,19 @@ class _AiohttpSession(_HTTPSession):
             connector=aiohttp.TCPConnector(limit=size, limit_per_host=size),
             headers=_headers(backend),
             # total: the deadline bounds the whole call (connect, send, every read), kept by
-            # aiohttp's own timer rather than an asyncio.timeout around each call
-            timeout=aiohttp.ClientTimeout(
-                total=timeout, connect=timeout, sock_connect=timeout, sock_read=timeout
-            ),
+            # aiohttp's own timer rather than an asyncio.timeout around each call. No per-read
+            # timer as well: it could never fire first, and it was re-armed on every chunk.
+            timeout=aiohttp.ClientTimeout(total=timeout),
         )
         try:  # parsed once, not per request; a bad one fails each call as httpx's would
             self._url: Any = yarl.URL(backend.url)
         except (ValueError, TypeError):
             self._url = backend.url
 
-    async def send(self, request: Request, format_level: int) -> Outcome:
-        content = self.encoder.encode(request, format_level)
+    async def send(
+        self, request: Request, format_level: int, messages_json: str | None = None
+    ) -> Outcome:
+        content = self.encoder.encode(request, format_level, messages_json)
         try:
             got = await self._post_aio(content)
         except asyncio.CancelledError:
@@ -356,16 +359,20 @@ class _AiohttpSession(_HTTPSession):
 
 def chat_body(backend: OpenAIBackend, request: Request, format_level: int = 2) -> dict[str, Any]:
     """The chat-completions JSON body for ``request`` (a call, or one line of a batch file)."""
-    body = _body_without_format(backend, request)
+    body = _body_without_format(backend, request, list(request.messages))
     fmt = _format_at(request.response_format, format_level)
     if fmt is not None:
         body["response_format"] = dict(fmt)
     return body
 
 
-def _body_without_format(backend: OpenAIBackend, request: Request) -> dict[str, Any]:
+_SPLICED: Any = object()
+"""Stands for messages whose JSON is already written (``BodyEncoder`` splices it in)."""
+
+
+def _body_without_format(backend: OpenAIBackend, request: Request, messages: Any) -> dict[str, Any]:
     b = backend
-    body: dict[str, Any] = {"model": b.model, "messages": list(request.messages)}
+    body: dict[str, Any] = {"model": b.model, "messages": messages}
     if b.temperature is not None:
         body["temperature"] = b.temperature
     if b.seed is not None:
@@ -414,13 +421,27 @@ class BodyEncoder:
         """Forget every format: the next run writes each one again, as it is then."""
         self._seen.clear()
 
-    def encode(self, request: Request, format_level: int) -> bytes:
-        body = _body_without_format(self.backend, request)
+    def encode(
+        self, request: Request, format_level: int, messages_json: str | None = None
+    ) -> bytes:
+        """The body's bytes. ``messages_json``: ``request.messages`` as JSON already written
+        (the cache key's text), spliced in rather than written again."""
+        shared = messages_json is not None
+        body = _body_without_format(
+            self.backend, request, _SPLICED if shared else list(request.messages)
+        )
         fmt = _format_at(request.response_format, format_level)
+        if fmt is not None:
+            body.pop("response_format", None)  # the request's format wins over params
+        if shared and body.get("messages") is _SPLICED:
+            del body["messages"]
+            head = f'{{"messages": {messages_json}, {json.dumps(body)[1:]}'
+        else:  # (params named "messages" too: they win, as in chat_body)
+            if body.get("messages") is _SPLICED:
+                body["messages"] = list(request.messages)
+            head = json.dumps(body)
         if fmt is None:
-            return json.dumps(body).encode()
-        body.pop("response_format", None)  # the request's format wins over params, as before
-        head = json.dumps(body)
+            return head.encode()
         return f'{head[:-1]}, "response_format": {self._json(fmt)}}}'.encode()
 
     def _json(self, fmt: Mapping[str, Any]) -> str:
