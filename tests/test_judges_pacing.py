@@ -171,3 +171,28 @@ def test_older_sends_refusals_do_not_make_room_in_a_newer_sends_reply(clock: Clo
 
     asyncio.run(run())
     assert 0.1 < sum(clock.slept) < 0.2  # one request's refill at 7 a second
+
+
+def test_an_image_costs_a_flat_guess_not_the_length_of_its_data_url() -> None:
+    """A pasted screenshot's data URL is megabytes of base64: read as text it would look like
+    a million tokens and hold the run until a bucket that size refilled."""
+    url = "data:image/png;base64," + "A" * 2_000_000
+    text = {"type": "text", "text": "x" * 400}
+    messages = [
+        {"role": "system", "content": "y" * 40},
+        {"role": "user", "content": [text, {"type": "image_url", "image_url": {"url": url}}]},
+    ]
+    assert pacing.estimate_tokens(messages) == 440 / 4 + 2 * 4 + pacing.IMAGE_TOKENS
+
+
+def test_the_prompt_is_read_for_an_estimate_only_until_replies_said_what_calls_cost() -> None:
+    pacer = Pacer()
+    asked: list[int] = []
+
+    def estimate() -> float:
+        asked.append(1)
+        return 50.0
+
+    assert pacer.token_cost(estimate) == 50.0 and asked == [1]
+    pacer.used(120)
+    assert pacer.token_cost(estimate) == 120.0 and asked == [1]  # not read again

@@ -31,7 +31,7 @@ from typing import Any
 from .backend import Backend, Failure, Session, Success
 from .base import CallError, Reply, Request, Usage
 from .cache import CacheEntry, ResponseCache, RunKeys, cache_key
-from .pacing import Pacer
+from .pacing import Pacer, estimate_tokens
 from .pricing import Price, PriceTable, cost_at, lookup
 
 __all__ = [
@@ -558,7 +558,8 @@ class Engine:
                 while retries and (hold := state.hold_until - time.monotonic()) > 0:
                     await asyncio.sleep(hold)
                 ticket = await pacer.before_send(
-                    pacer.token_cost(_token_estimate(request)), self.retry.retry_after_cap
+                    pacer.token_cost(lambda: estimate_tokens(request.messages)),
+                    self.retry.retry_after_cap,
                 )
                 outcome = await session.send(request, level, messages_json)
             except asyncio.CancelledError:
@@ -787,12 +788,6 @@ class Engine:
         """One call through the same cache, limit and retry path as ``run``."""
         replies = await self.run([request], progress=False)
         return replies[0]
-
-
-def _token_estimate(request: Request) -> float:
-    """A request's token cost before any reply told us better: about 4 characters a token."""
-    chars = sum(len(str(m.get("content", ""))) for m in request.messages)
-    return chars / 4.0 + 4.0 * len(request.messages)
 
 
 def _lost(model: str) -> Reply:

@@ -14,10 +14,19 @@ import asyncio
 import re
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Pacer", "RateHeaders", "Ticket", "parse_duration", "parse_rate_headers"]
+__all__ = [
+    "IMAGE_TOKENS",
+    "Pacer",
+    "RateHeaders",
+    "Ticket",
+    "estimate_tokens",
+    "parse_duration",
+    "parse_rate_headers",
+]
 
 _KINDS = ("requests", "tokens")
 _SLACK = 0.001  # seconds of waiting not worth a sleep
@@ -193,6 +202,31 @@ class _Bucket:
         return (cost - self.level) / self.rate
 
 
+IMAGE_TOKENS = 765.0
+"""What an image is guessed to cost before a reply says (OpenAI's price of a detailed
+512-pixel image: its base 85 plus four 170-token tiles)."""
+
+
+def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> float:
+    """A request's tokens before any reply told us better: about 4 characters a token of its
+    text, and a flat guess per image (an image's data URL says nothing of its tokens)."""
+    chars = 0
+    images = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, (list, tuple)):
+            for part in content:
+                if not isinstance(part, Mapping):
+                    continue
+                if part.get("type") == "image_url":
+                    images += 1
+                else:
+                    chars += len(str(part.get("text", "")))
+    return chars / 4.0 + 4.0 * len(messages) + IMAGE_TOKENS * images
+
+
 class Pacer:
     """Waits before a send until the provider's buckets (as last described) hold its cost.
 
@@ -213,9 +247,10 @@ class Pacer:
         """Where between send (0) and reply (1) the provider counts a request, as learned."""
         self.waited = 0.0
 
-    def token_cost(self, estimate: float) -> float:
-        """What a request will take from the token bucket: the mean of what replies used."""
-        return self._token_cost or estimate
+    def token_cost(self, estimate: Callable[[], float]) -> float:
+        """What a request will take from the token bucket: the mean of what replies used, or
+        ``estimate()`` before any reply said (called only then: it reads the whole prompt)."""
+        return self._token_cost or estimate()
 
     def used(self, tokens: int) -> None:
         if tokens > 0:
