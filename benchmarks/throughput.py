@@ -17,6 +17,7 @@ in flight, each variant sending the very requests ``evaluate`` sends (recorded o
   raw aiohttp  one aiohttp.ClientSession + a semaphore, no rubriclab: the floor
   judge.map    Judge.map on those requests (engine, cache, progress bar: the defaults)
   evaluate     rl.evaluate(df, [RubricMetric(checklist)]): render, call, parse, score, table
+  file         the same evaluate with cache=PATH (answers kept in SQLite, as for a resume)
 It prints wall, process CPU ms per call, both as ratios to the floor, and, from the server's
 clock, how long after the call the first request arrived and how long after the last answer
 left the call returned. Targets: evaluate wall <= 1.25 x floor, CPU/call <= 1.5 x floor, first
@@ -110,11 +111,14 @@ WIRE = (2000, 64, 0.020)
 PASSES = ("cold", "warm")
 
 
-def wire_evaluate(url: str, rows: int, concurrency: int) -> tuple[Any, Any]:
-    """The judge and metric of the evaluate variant (built before the clock starts)."""
+def wire_evaluate(
+    url: str, rows: int, concurrency: int, cache: str | None = None
+) -> tuple[Any, Any]:
+    """The judge and metric of the evaluate variant (built before the clock starts); ``cache``:
+    a SQLite file instead of the judge's default memory cache."""
     import rubriclab as rl
 
-    judge = rl.Judge(url, model="m", max_concurrency=concurrency)
+    judge = rl.Judge(url, model="m", max_concurrency=concurrency, cache=cache)
     metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(QUESTIONS))
     return judge, metric
 
@@ -163,10 +167,13 @@ def wire_worker(args: argparse.Namespace) -> None:
 
         from rubriclab.judges import Request
 
-        judge, metric = wire_evaluate(args.url, rows, concurrency)
+        cache = str(Path(args.bodies).with_name(f"cache-{os.getpid()}.sqlite3"))
+        judge, metric = wire_evaluate(
+            args.url, rows, concurrency, cache if variant == "file" else None
+        )
     out = []
     for k, bodies in enumerate(passes):
-        frame = meeting_frame(rows, k * rows) if variant == "evaluate" else None
+        frame = meeting_frame(rows, k * rows) if variant in ("evaluate", "file") else None
         requests = None
         if variant == "map":
             requests = [Request(b["messages"], b.get("response_format")) for b in bodies]
@@ -221,7 +228,7 @@ def measure_wire(server: FakeJudgeProcess, variant: str, bodies: str) -> list[Wi
 
 def drive_wire(repeats: int) -> None:
     n, c, latency = WIRE
-    variants = ("raw", "map", "evaluate")
+    variants = ("raw", "map", "evaluate", "file")
     with tempfile.TemporaryDirectory() as tmp:
         bodies = str(Path(tmp) / "bodies.json")
         record_bodies(n, c, bodies)
@@ -236,7 +243,8 @@ def drive_wire(repeats: int) -> None:
         f"\n(c) closer to the wire: evaluate's {n} requests (6-question checklist), "
         f"latency {latency * 1000:.0f} ms, {c} in flight; ideal {n * latency / c:.3f} s; each "
         "client process judges new rows twice: 'cold' is its first run (imports, template "
-        "compile, connections), 'warm' the next"
+        "compile, connections), 'warm' the next; 'file' is evaluate with cache=PATH (SQLite) "
+        "instead of the default memory cache"
     )
     print(
         f"{'run':<5}{'pass':<6}{'variant':<10}{'wall s':>8}{'w/floor':>8}{'cpu ms/call':>12}"

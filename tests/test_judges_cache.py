@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -228,3 +231,88 @@ def test_a_reply_with_a_lone_surrogate_is_cleaned_at_the_transport_and_cached(
     for reply in first:
         assert reply.text is not None
         reply.text.encode("utf-8")  # no lone surrogate left anywhere
+
+
+# -- answers written a group at a time ---------------------------------------------------------
+
+
+def _rows_on_disk(path: Path) -> int:
+    """What another process reading the file sees now."""
+    conn = sqlite3.connect(path)
+    try:
+        (count,) = conn.execute("SELECT count(*) FROM replies").fetchone()
+    finally:
+        conn.close()
+    return int(count)
+
+
+def test_answers_are_written_a_group_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    cache = Cache(path)
+    cache.FLUSH_SECONDS = 3600.0  # only the group size writes here
+    for i in range(Cache.FLUSH_ROWS - 1):
+        cache.put(f"k{i}", entry(f"t{i}"))
+    assert _rows_on_disk(path) == 0  # still in this process
+    cache.put("last", entry("last"))
+    assert _rows_on_disk(path) == Cache.FLUSH_ROWS  # one transaction for the group
+    cache.put("one more", entry())
+    assert cache.get_many(["one more"]) == {"one more": entry()}  # a read writes first
+    assert _rows_on_disk(path) == Cache.FLUSH_ROWS + 1
+    cache.FLUSH_SECONDS = 0.0  # an old answer is written with the next put
+    cache.put("late", entry())
+    assert _rows_on_disk(path) == Cache.FLUSH_ROWS + 2
+    cache.close()
+
+
+def test_a_batch_record_is_never_written_before_its_answers(tmp_path: Path) -> None:
+    """A restarted run that finds a job recorded as collected must find its answers too."""
+    path = tmp_path / "c.sqlite3"
+    cache = Cache(path)
+    cache.put("answer", entry())
+    cache.put_batch("job", {"status": "collected"})
+    assert _rows_on_disk(path) == 1
+    cache.close()
+
+
+def test_every_answer_is_on_disk_when_a_run_ends_or_is_cancelled(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    questions = [f"question {i}" for i in range(40)]
+    with FakeJudgeServer(latency=0.05) as server:
+        judge = Judge(server.url, model="m", cache=path, max_concurrency=4)
+        judge.map(questions[:5], progress=False)
+        assert _rows_on_disk(path) == 5  # 5 answers: fewer than a group, written at the end
+
+        async def cancelled() -> None:
+            task = asyncio.ensure_future(judge.amap(questions, progress=False))
+            while server.calls < 15:  # 10 of this run's calls have left (a poll, not a timer)
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await judge.aclose()
+
+        asyncio.run(cancelled())
+        finished = judge.last_run.succeeded
+        assert judge.last_run.interrupted and finished >= 5
+        assert _rows_on_disk(path) == finished  # Ctrl-C keeps every finished answer
+
+
+_EXIT_WITHOUT_CLOSE = """
+import sys
+from rubriclab.judges.base import Usage
+from rubriclab.judges.cache import Cache, CacheEntry
+cache = Cache(sys.argv[1])
+for i in range(3):
+    cache.put(f"k{i}", CacheEntry("t", Usage(1, 1, 2), "m"))
+"""
+
+
+def test_a_process_that_exits_without_closing_its_cache_keeps_its_answers(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WITHOUT_CLOSE, str(path)], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert _rows_on_disk(path) == 3

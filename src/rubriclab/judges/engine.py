@@ -695,6 +695,9 @@ class Engine:
             interrupted = True
             raise
         finally:
+            flush = getattr(self.cache, "flush", None)
+            if flush is not None:  # a file cache writes its answers a group at a time
+                flush()
             if bar is not None:
                 if bar.total != len(run.results):  # a lazy source gave fewer than announced
                     bar.total = len(run.results)

@@ -1,7 +1,8 @@
 """``Judge("mock")``: offline, deterministic, and always labelled as a mock.
 
 Same input, same answer: the seed is a hash of model, messages and sample index. Structured
-prompts get an instance of their JSON schema (see ``mockdata``); free-text prompts get a
+prompts get an instance of their JSON schema (see ``mockdata``; a pairwise answer then follows
+the two responses' content, so both orders agree: see ``mockpair``); free-text prompts get a
 labelled text, unless a registered responder knows the format (the Vertex layer teaches the
 mock its verdict lines this way). Calls go through the same engine as real ones.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from .backend import Failure, Outcome, Success
 from .base import Request, Usage
 from .mockdata import LABEL, SchemaFiller, message_text, word_count
+from .mockpair import judge_pair
 
 __all__ = [
     "LABEL",
@@ -77,7 +79,9 @@ def mock_answer(
     user_text = message_text(messages, "user") or message_text(messages)
     schema = _schema_of(response_format)
     if schema is not None:
-        value = SchemaFiller(schema, rng, user_text).fill()
+        filler = SchemaFiller(schema, rng, user_text)
+        value = filler.fill()
+        judge_pair(value, filler, user_text, f"{model}\x1f{sample}")
         return json.dumps(value, ensure_ascii=False)
     words = user_text.split()
     preview = " ".join(words[:12]) + (" ..." if len(words) > 12 else "")

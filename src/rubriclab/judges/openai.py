@@ -461,19 +461,15 @@ class BodyEncoder:
     ) -> bytes:
         """The body's bytes. ``messages_json``: ``request.messages`` as JSON already written
         (the cache key's text), spliced in rather than written again."""
-        shared = messages_json is not None
-        body = _body_without_format(
-            self.backend, request, _SPLICED if shared else list(request.messages)
-        )
+        messages = list(request.messages) if messages_json is None else _SPLICED
+        body = _body_without_format(self.backend, request, messages)
         fmt = _format_at(request.response_format, format_level)
         if fmt is not None:
             body.pop("response_format", None)  # the request's format wins over params
-        if shared and body.get("messages") is _SPLICED:
+        if body.get("messages") is _SPLICED:  # (params naming "messages" win, as in chat_body)
             del body["messages"]
             head = f'{{"messages": {messages_json}, {json.dumps(body)[1:]}'
-        else:  # (params named "messages" too: they win, as in chat_body)
-            if body.get("messages") is _SPLICED:
-                body["messages"] = list(request.messages)
+        else:
             head = json.dumps(body)
         if fmt is None:
             return head.encode()
