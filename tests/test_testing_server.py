@@ -162,9 +162,18 @@ def test_keep_alive_serves_many_requests_on_one_connection(fake_judge: FakeJudge
     assert fake_judge.calls == 20
 
 
-def test_runs_as_its_own_process_and_prints_its_url() -> None:
+@pytest.mark.parametrize(
+    ("flags", "body", "status"),
+    [
+        (["--rate-500", "1"], BODY, 500),
+        (["--reasoning", "o1"], {**BODY, "max_tokens": 5}, 400),  # as o1 refuses max_tokens
+    ],
+)
+def test_runs_as_its_own_process_and_prints_its_url(
+    flags: list[str], body: dict[str, Any], status: int
+) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rubriclab.testing", "--port", "0", "--rate-500", "1"],
+        [sys.executable, "-m", "rubriclab.testing", "--port", "0", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -173,8 +182,8 @@ def test_runs_as_its_own_process_and_prints_its_url() -> None:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-        response = httpx.post(f"{url}/chat/completions", json=BODY, timeout=5)
-        assert response.status_code == 500
+        response = httpx.post(f"{url}/chat/completions", json=body, timeout=5)
+        assert response.status_code == status
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
