@@ -208,7 +208,9 @@ class Request:
     """One call to make: chat messages, an optional OpenAI ``response_format``, a sample index.
 
     ``sample`` makes repeated draws distinct calls (and distinct cache entries); ``params``
-    are extra body fields (``top_p``, ``temperature``...) that override the judge's.
+    are extra body fields (``top_p``, ``temperature``...) that override the judge's. A token
+    limit goes out under the field the judge's model takes (``max_completion_tokens`` for
+    OpenAI's reasoning models, which take no temperature either: see ``judges.dialect``).
     """
 
     messages: Messages
