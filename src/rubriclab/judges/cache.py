@@ -230,14 +230,12 @@ class MemoryCache:
 class Cache:
     """SQLite file cache, safe for concurrent writers (threads and processes).
 
-    Answers are written by a thread of the cache's own, a group at a time: one transaction
-    when :attr:`FLUSH_ROWS` answers are waiting or the oldest has waited :attr:`FLUSH_SECONDS`.
-    Everything waiting is written at once at the end of every run (the engine calls
-    :meth:`flush`, also when the run is interrupted), before any read, and at exit. A
-    transaction per answer, made where the answer arrived, cost 50 us of CPU and up to a third
-    of a millisecond of the event loop each (a disk write). A process killed outright
-    (``kill -9``) loses at most the last quarter second of answers, which the next run asks
-    again.
+    Answers are written a group at a time: one transaction per :attr:`FLUSH_ROWS` answers, or
+    per :attr:`FLUSH_SECONDS` of them, whichever comes first, and at the end of every run
+    (the engine calls :meth:`flush`, also when the run is interrupted), before any read, and
+    at exit. A transaction per answer cost 50 us of CPU and up to a third of a millisecond of
+    the event loop each; a process killed outright (``kill -9``) loses at most the last
+    quarter second of answers, which the next run asks again.
     """
 
     FLUSH_ROWS = 64
@@ -245,15 +243,10 @@ class Cache:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
-        self._lock = threading.Lock()  # the connection
+        self._lock = threading.Lock()
         self._broken = False
-        self._queue = threading.Lock()  # the answers waiting (never held across a disk write)
         self._pending: list[tuple[Any, ...]] = []
-        self._arrived = threading.Event()  # an answer is waiting (or the cache is closing)
-        self._full = threading.Event()  # a group is waiting (or the cache is closing)
-        self._writer: threading.Thread | None = None
-        self._writer_pid = 0
-        self._closed = False
+        self._oldest = 0.0
         self._conn = self._open()
         _OPEN.add(self)
 
@@ -360,39 +353,23 @@ class Cache:
             clean_text(finish) if finish is not None else None,
             time.time(),
         )
-        with self._queue:
+        with self._lock:
             pending = self._pending
+            if not pending:
+                self._oldest = time.monotonic()
             pending.append(row)
-            waiting = len(pending)
-        if waiting == 1:
-            self._wake_writer()
-        elif waiting >= self.FLUSH_ROWS:
-            self._full.set()
-
-    def _wake_writer(self) -> None:
-        if self._writer is None or self._writer_pid != os.getpid():  # (none yet, or forked)
-            with self._queue:
-                if self._writer is None or self._writer_pid != os.getpid():
-                    self._writer_pid = os.getpid()
-                    self._writer = threading.Thread(
-                        target=_write_behind,
-                        args=(weakref.ref(self), self._arrived, self._full),
-                        name="rubriclab-cache-writer",
-                        daemon=True,
-                    )
-                    self._writer.start()
-                    # a cache dropped without close() lets its writer end
-                    weakref.finalize(self, self._arrived.set)
-        self._arrived.set()
+            if len(pending) >= self.FLUSH_ROWS or (
+                time.monotonic() - self._oldest >= self.FLUSH_SECONDS
+            ):
+                self._flush_locked()
 
     def flush(self) -> None:
-        """Write every answer waiting, now (never raises, as ``put``)."""
+        """Write every answer stored so far (never raises, as ``put``)."""
         with self._lock:
             self._flush_locked()
 
     def _flush_locked(self) -> None:
-        with self._queue:
-            rows, self._pending = self._pending, []
+        rows, self._pending = self._pending, []
         if not rows or self._broken:
             return
         conn = self._conn
@@ -445,20 +422,13 @@ class Cache:
 
     def clear(self) -> None:
         with self._lock:
-            with self._queue:
-                self._pending = []
+            self._pending = []
             self._conn.execute("DELETE FROM replies")
 
     def describe(self) -> str:
         return f"cache file {str(self.path)!r}"
 
     def close(self) -> None:
-        self._closed = True
-        self._arrived.set()
-        self._full.set()
-        writer = self._writer
-        if writer is not None and writer is not threading.current_thread():
-            writer.join(timeout=30.0)  # (a write in progress ends first)
         with self._lock:
             self._flush_locked()
             self._conn.close()
@@ -472,28 +442,6 @@ class Cache:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["path"])  # type: ignore[misc]
-
-
-def _write_behind(
-    ref: weakref.ReferenceType[Cache], arrived: threading.Event, full: threading.Event
-) -> None:
-    """A file cache's writer thread: a group once it is full or its first answer is old
-    enough. It holds its cache weakly, so a cache nobody keeps is still collected."""
-    while True:
-        arrived.wait()
-        arrived.clear()
-        cache = ref()
-        if cache is None or cache._closed:
-            return
-        seconds = cache.FLUSH_SECONDS
-        del cache
-        full.wait(seconds)
-        full.clear()
-        cache = ref()
-        if cache is None:
-            return
-        cache.flush()  # (sqlite3 lets the event loop run while the disk is written)
-        del cache
 
 
 _OPEN: weakref.WeakSet[Cache] = weakref.WeakSet()
