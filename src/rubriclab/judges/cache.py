@@ -230,12 +230,13 @@ class MemoryCache:
 class Cache:
     """SQLite file cache, safe for concurrent writers (threads and processes).
 
-    Answers are written a group at a time: one transaction per :attr:`FLUSH_ROWS` answers, or
-    per :attr:`FLUSH_SECONDS` of them, whichever comes first, and at the end of every run
-    (the engine calls :meth:`flush`, also when the run is interrupted), before any read, and
-    at exit. A transaction per answer cost 50 us of CPU and up to a third of a millisecond of
-    the event loop each; a process killed outright (``kill -9``) loses at most the last
-    quarter second of answers, which the next run asks again.
+    Answers are written a group at a time: one transaction once :attr:`FLUSH_ROWS` answers
+    wait, or with the first answer that comes :attr:`FLUSH_SECONDS` after the oldest waiting
+    one; and everything waiting at the end of every run (the engine calls :meth:`flush`, also
+    when the run is interrupted), before any read, and at exit. A transaction per answer cost
+    50 us of CPU and up to a third of a millisecond of the event loop each. A process killed
+    outright (``kill -9``) loses the answers still waiting (fewer than a group), which the
+    next run asks again. (A writer thread was tried: it saved neither CPU nor wall.)
     """
 
     FLUSH_ROWS = 64
