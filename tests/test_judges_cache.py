@@ -316,3 +316,41 @@ def test_a_process_that_exits_without_closing_its_cache_keeps_its_answers(
     )
     assert done.returncode == 0, done.stderr.decode()
     assert _rows_on_disk(path) == 3
+
+
+class _InterruptedAt:
+    """The cache's connection, with a Ctrl-C arriving just before one statement runs."""
+
+    def __init__(self, conn: sqlite3.Connection, statement: str) -> None:
+        self._conn = conn
+        self._statement = statement
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == self._statement:
+            self._statement = ""  # once
+            raise KeyboardInterrupt
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+
+def test_ctrl_c_while_a_group_is_written_keeps_the_group(tmp_path: Path) -> None:
+    """The interrupt rolls the group's transaction back; its answers wait for the next write
+    (the end of the run, or exit) instead of being dropped."""
+    path = tmp_path / "c.sqlite3"
+    cache = Cache(path)
+    cache.FLUSH_SECONDS = 3600.0
+    for i in range(3):
+        cache.put(f"k{i}", entry(f"t{i}"))
+    real = cache._conn
+    cache._conn = _InterruptedAt(real, "COMMIT")  # type: ignore[assignment]
+    with pytest.raises(KeyboardInterrupt):
+        cache.flush()
+    assert _rows_on_disk(path) == 0
+    cache._conn = real
+    cache.flush()
+    assert _rows_on_disk(path) == 3
+    assert cache.get_many(["k0", "k2"]) == {"k0": entry("t0"), "k2": entry("t2")}
+    cache.close()
+

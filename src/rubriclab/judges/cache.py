@@ -382,6 +382,9 @@ class Cache:
             if conn.in_transaction:  # (a COMMIT that stayed busy leaves it open)
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
+            if not isinstance(exc, Exception):  # Ctrl-C, exit: the group waits for the next
+                self._pending = rows + self._pending
+                raise
             if not isinstance(exc, (sqlite3.Error, ValueError)):  # UnicodeError: a ValueError
                 raise
             self._fail(exc)
