@@ -354,3 +354,23 @@ def test_ctrl_c_while_a_group_is_written_keeps_the_group(tmp_path: Path) -> None
     assert cache.get_many(["k0", "k2"]) == {"k0": entry("t0"), "k2": entry("t2")}
     cache.close()
 
+
+def test_a_token_count_sqlite_cannot_hold_neither_raises_nor_loses_the_group(
+    tmp_path: Path,
+) -> None:
+    """Usage comes from the endpoint (untrusted): a count past SQLite's 64-bit integers is
+    kept as the largest it holds, and the answers written with it are kept too."""
+    path = tmp_path / "c.sqlite3"
+    cache = Cache(path)
+    cache.FLUSH_SECONDS = 3600.0
+    cache.put("before", entry())
+    huge = CacheEntry("YES", Usage(10**30, -(10**30), 10**30), "m", "stop")
+    cache.put("huge", huge)
+    cache.put("after", entry())
+    found = cache.get_many(["before", "huge", "after"])
+    assert found["before"] == found["after"] == entry()
+    top = 2**63 - 1
+    assert found["huge"] == CacheEntry("YES", Usage(top, -top - 1, top), "m", "stop")
+    cache.put("later", entry())  # the cache is still on
+    assert cache.get_many(["later"]) == {"later": entry()}
+    cache.close()

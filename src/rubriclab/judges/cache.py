@@ -348,9 +348,9 @@ class Cache:
             key,
             clean_text(entry.model),  # SQLite stores UTF-8: no lone surrogates
             clean_text(entry.text),
-            u.prompt_tokens,
-            u.completion_tokens,
-            u.total_tokens,
+            _sqlite_int(u.prompt_tokens),  # the endpoint's numbers: any size
+            _sqlite_int(u.completion_tokens),
+            _sqlite_int(u.total_tokens),
             clean_text(finish) if finish is not None else None,
             time.time(),
         )
@@ -447,6 +447,13 @@ class Cache:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["path"])  # type: ignore[misc]
 
+
+def _sqlite_int(n: int) -> int:
+    """``n`` within SQLite's 64-bit integers (past them, a write raises OverflowError)."""
+    return n if -_INT64 <= n < _INT64 else max(-_INT64, min(n, _INT64 - 1))
+
+
+_INT64 = 2**63
 
 _OPEN: weakref.WeakSet[Cache] = weakref.WeakSet()
 """File caches still open: their last answers are written when the interpreter exits."""
