@@ -374,3 +374,34 @@ def test_a_token_count_sqlite_cannot_hold_neither_raises_nor_loses_the_group(
     cache.put("later", entry())  # the cache is still on
     assert cache.get_many(["later"]) == {"later": entry()}
     cache.close()
+
+
+class _WritesFail:
+    """The cache's connection on a disk that stopped taking rows (reads and small writes
+    still work, as a full disk or a lost lock can leave it)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+
+def test_a_batch_record_is_not_written_when_its_answers_could_not_be(tmp_path: Path) -> None:
+    """Else the job is recorded as collected with no answers: the next run cannot re-attach
+    to it and pays for every line again. Kept as it was, the next run re-collects them."""
+    path = tmp_path / "c.sqlite3"
+    cache = Cache(path)
+    cache.put_batch("job", {"batch_id": "b1", "status": "in_progress"})
+    cache.put("answer", entry())
+    real = cache._conn
+    cache._conn = _WritesFail(real)  # type: ignore[assignment]
+    with pytest.warns(RuntimeWarning, match="disk I/O error"):
+        with pytest.raises(CacheError, match="is off"):
+            cache.put_batch("job", {"batch_id": "b1", "status": "completed"})
+    cache._conn = real
+    cache.close()
+    assert Cache(path).get_batch("job") == {"batch_id": "b1", "status": "in_progress"}

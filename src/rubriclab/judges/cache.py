@@ -409,10 +409,13 @@ class Cache:
 
     def put_batch(self, key: str, record: Mapping[str, Any]) -> None:
         """Record (or update) a batch job; written before the job is polled."""
+        off = f"the cache {str(self.path)!r} is off; a batch id cannot be kept"
         if self._broken:
-            raise CacheError(f"the cache {str(self.path)!r} is off; a batch id cannot be kept")
+            raise CacheError(off)
         with self._lock:
             self._flush_locked()  # a job's answers are kept before its record says so
+            if self._broken:  # (they could not be: the record stays as it was)
+                raise CacheError(off)
             self._conn.execute(
                 "INSERT OR REPLACE INTO batch_jobs VALUES (?, ?, ?)",
                 (key, json.dumps(dict(record)), time.time()),
