@@ -441,6 +441,11 @@ class Cache:
             self._conn.close()
         _OPEN.discard(self)
 
+    def __del__(self) -> None:
+        # let go with answers waiting (code that puts its own, no close): written, as at exit
+        with contextlib.suppress(Exception):  # (a finalizer has no one to tell)
+            self.flush()
+
     def __repr__(self) -> str:
         return f"Cache({str(self.path)!r})"
 
