@@ -458,7 +458,9 @@ class Cache:
 
 def _sqlite_int(n: int) -> int:
     """``n`` within SQLite's 64-bit integers (past them, a write raises OverflowError)."""
-    return n if -_INT64 <= n < _INT64 else max(-_INT64, min(n, _INT64 - 1))
+    if isinstance(n, int) and not -_INT64 <= n < _INT64:
+        return max(-_INT64, min(n, _INT64 - 1))
+    return n
 
 
 _INT64 = 2**63
