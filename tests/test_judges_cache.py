@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
 import sqlite3
 import subprocess
 import sys
@@ -412,4 +413,45 @@ def test_a_cache_let_go_with_answers_waiting_writes_them(tmp_path: Path) -> None
     cache = Cache(path)
     cache.put("k", entry())
     del cache
+    assert _rows_on_disk(path) == 1
+
+
+_FORK_WHILE_WRITING = """
+import os, sys, threading, time
+from rubriclab.judges.base import Usage
+from rubriclab.judges.cache import Cache, CacheEntry
+cache = Cache(sys.argv[1])
+cache.FLUSH_SECONDS = 3600.0
+cache.put("k", CacheEntry("t", Usage(1, 1, 2), "m"))
+held, release = threading.Event(), threading.Event()
+def writer():  # another thread in the middle of a write when the process forks
+    with cache._lock:
+        held.set()
+        release.wait()
+threading.Thread(target=writer).start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # a child that never uses the cache, ending normally (its atexit runs)
+release.set()
+deadline = time.monotonic() + 30
+while not os.waitpid(pid, os.WNOHANG)[0]:  # a poll, bounded: a hung child is killed
+    if time.monotonic() > deadline:
+        os.kill(pid, 9)
+        sys.exit("the child hung at exit")
+    time.sleep(0.05)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_neither_hangs_at_exit_nor_writes_its_parents_answers(
+    tmp_path: Path,
+) -> None:
+    """A child forked while another thread was writing inherits the lock held: its exit
+    must not wait on it. The answers waiting are the parent's, written once, by the parent."""
+    path = tmp_path / "c.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_WHILE_WRITING, str(path)], capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
     assert _rows_on_disk(path) == 1

@@ -474,3 +474,16 @@ def _flush_at_exit() -> None:
     for cache in list(_OPEN):
         with contextlib.suppress(Exception):  # (exit is no time to fail)
             cache.flush()
+
+
+def _forget_in_child() -> None:
+    """A forked child starts with no answers waiting (they are its parent's, which writes
+    them) and with free locks: one another thread held at the fork would never be released,
+    and the child's exit would wait on it forever."""
+    for cache in list(_OPEN):
+        cache._lock = threading.Lock()
+        cache._pending = []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
