@@ -78,6 +78,24 @@ def test_reasoning_effort_none_keeps_the_temperature() -> None:
     assert kept == Dialect(COMPLETION_LIMIT, True)
 
 
+def test_a_derived_judge_keeps_what_was_learned_not_what_its_own_params_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """with_options(params=...) may change what the name rule gives (gpt-5.1 without
+    reasoning takes a temperature); only refusals the endpoint itself sent carry over."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-reasoning")
+    judge = Judge("openai:gpt-5.1", temperature=0.2)
+    assert judge.dialect == Dialect(COMPLETION_LIMIT, False)
+    no_reasoning = {"reasoning_effort": "none"}
+    fresh = Judge("openai:gpt-5.1", temperature=0.2, params=no_reasoning)
+    assert fresh.dialect == Dialect(COMPLETION_LIMIT, True)
+    assert judge.with_options(params=no_reasoning).dialect == fresh.dialect
+    # a refusal the endpoint sent does carry over (same endpoint, same model)
+    fresh._backend.adapt("temperature")
+    assert fresh.with_options(timeout=9).dialect == Dialect(COMPLETION_LIMIT, False)
+    assert fresh.with_cache(False).dialect == Dialect(COMPLETION_LIMIT, False)
+
+
 # -- a known model: the right body from the first call ------------------------------------
 
 

@@ -53,12 +53,6 @@ class Dialect:
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", self.limit == TOKEN_LIMIT and self.temperature)
 
-    @property
-    def refused(self) -> tuple[str, ...]:
-        """The fields of a plain body this model does not take (what ``adapted`` was told)."""
-        fields = () if self.limit == TOKEN_LIMIT else (TOKEN_LIMIT,)
-        return fields if self.temperature else (*fields, "temperature")
-
     def respell(self, body: dict[str, Any], layers: Sequence[Mapping[str, Any]]) -> None:
         """Rewrite ``body`` in place for this model. ``layers``: where its fields came from,
         lowest first (the judge's settings, its params, the request's params); the limit the

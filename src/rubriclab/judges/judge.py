@@ -249,8 +249,10 @@ class Judge:
 
     def _learn(self, source: Backend) -> None:
         """Take over the fields ``source`` (a judge on the same endpoint and model) learned
-        the endpoint refuses, so a derived judge does not meet the same 400 again."""
-        for refused in getattr(source, "dialect", PLAIN).refused:
+        the endpoint refuses, so a derived judge does not meet the same 400 again. Only
+        those: what the name rule gave depends on settings the derived judge may change
+        (gpt-5.1 with ``reasoning_effort="none"`` takes a temperature)."""
+        for refused in getattr(source, "learned", ()):
             self._backend.adapt(refused)
 
     # -- calls ---------------------------------------------------------------------------

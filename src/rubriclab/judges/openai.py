@@ -129,6 +129,9 @@ class OpenAIBackend:
             self.model, openai=endpoint.provider == "openai", params=self.params
         )
         self._adapt_lock = threading.Lock()
+        #: the fields the endpoint itself refused (``adapt``), in order: what a judge derived
+        #: from this one takes over; not what the model's name rule decided
+        self.learned: tuple[str, ...] = ()
 
     def adapt(self, refused: str) -> str | None:
         """Spell later bodies without the field the endpoint refused; what this judge now
@@ -139,6 +142,7 @@ class OpenAIBackend:
             if after == before:
                 return None
             self.dialect = after
+            self.learned = (*self.learned, refused)
         return after.change_from(before)
 
     @property
