@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -361,3 +362,28 @@ def test_an_unknown_model_refusing_fields_in_a_batch_adapts_and_resends_those_li
         assert len(server.batches) == 4
     said = [r.getMessage() for r in caplog.records if r.name == "rubriclab.judges.engine"]
     assert len(said) == 2 and "refused max_tokens" in said[0]
+
+
+def test_a_batch_line_whose_error_code_is_not_a_string_fails_its_row_not_the_run(
+    clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error file is the provider's: a 400 line with a list as its code is that row's
+    error, and the other rows keep their answers."""
+    from rubriclab.testing import batch_server
+
+    def odd(body: Any, style: str) -> dict[str, Any] | None:
+        return {"error": {"message": "no", "code": []}} if "odd" in json.dumps(body) else None
+
+    monkeypatch.setattr(batch_server, "reasoning_refusal", odd)
+    with FakeBatchServer(clock=clock, api_key="sk-batch-test", reasoning="o1") as server:
+        j = rl.Judge(
+            server.url,
+            model="m",
+            api_key="sk-batch-test",
+            batch=True,
+            batch_poll_interval=0.01,
+            cache=tmp_path / "cache.sqlite3",
+        )
+        replies = j.map(["fine", "an odd one"], progress=False)
+    assert replies[0].ok
+    assert replies[1].error is not None and replies[1].error.status == 400

@@ -15,6 +15,7 @@ import pytest
 from rubriclab.judges import Judge, Request, Usage
 from rubriclab.judges.cache import CacheEntry, MemoryCache, cache_key
 from rubriclab.judges.dialect import COMPLETION_LIMIT, PLAIN, Dialect, dialect_for
+from rubriclab.judges.openai import refused_field
 from rubriclab.testing import (
     FakeJudgeServer,
     ServerReply,
@@ -265,3 +266,19 @@ def test_a_body_naming_both_limits_is_adapted_to_one() -> None:
         assert server.calls == 2
         assert server.requests[-1]["max_completion_tokens"] == 1000
         assert "max_tokens" not in server.requests[-1]
+
+
+ODD_CODES = [[], {"k": 1}, ["unsupported_parameter"]]
+
+
+@pytest.mark.parametrize("code", ODD_CODES)
+def test_an_error_code_that_is_not_a_string_is_the_rows_400_not_a_crash(code: Any) -> None:
+    """Error bodies are the endpoint's: a list or object as the code is read as no code."""
+    odd = {"error": {"message": "Unsupported: 'max_tokens' is odd", "code": code}}
+    assert refused_field({"error": {"message": "bad", "code": code}}) is None
+    assert refused_field(odd) == "max_tokens"  # the words still say it
+    with FakeJudgeServer(lambda body: ServerReply(400, {"error": {"code": code}})) as server:
+        judge = Judge(server.url, model="m", max_tokens=50, cache=False)
+        reply = judge.complete("x")
+        assert reply.error is not None and reply.error.type == "bad_request"
+        assert reply.error.status == 400 and server.calls == 1

@@ -643,7 +643,8 @@ def refused_field(data: Any) -> str | None:
         return None
     message = error.get("message")
     words = message.lower() if isinstance(message, str) else ""
-    unsupported = error.get("code") in _UNSUPPORTED_CODES or (
+    code = error.get("code")  # the endpoint's: any JSON (a list is unhashable)
+    unsupported = (isinstance(code, str) and code in _UNSUPPORTED_CODES) or (
         "unsupported" in words or "not supported" in words
     )
     if not unsupported:
