@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...judges.mock import register_responder, unregister_responder
 from ...judges.mockdata import LABEL, message_text, stable_unit
+from .mockclassic import classic_answer
 
 if TYPE_CHECKING:
     from ...judges import Judge
@@ -124,7 +125,7 @@ def vertex_responder(messages: Sequence[Mapping[str, Any]], sample: int) -> str 
         return _pointwise(text, sample)
     if "```json" in text and '"questions"' in text:
         return _generation(text, sample)
-    return None
+    return classic_answer(text, sample)
 
 
 _lock = threading.Lock()
