@@ -32,7 +32,7 @@ __all__ = ["ClassicPair", "classic_answer", "find_classic_pair", "rating_scale"]
 _RUBRIC_HEADING = re.compile(r"^\s*(?:#+\s*|\*\*)?rating rubric\b", re.I)
 #: ``5 (completely fluent): ...``, ``"1": ...``, ``- 0: (unsafe) ...``, ``"SAME": ...``
 _RATING = re.compile(
-    r'^\s*[-*]?\s*"?(-?\d{1,3}(?:\.\d{1,3})?|[A-Za-z]{1,10})"?\s*(\([^()\n]{0,60}\))?\s*:'
+    r'^\s*(?:[-*]\s*)?"?(-?\d{1,3}(?:\.\d{1,3})?|[A-Za-z]{1,10})"?(?:\s*(\([^()\n]{0,60}\)))?\s*:'
     r"\s*(\([^()\n]{0,60}\))?"
 )
 _ASKS_SCORE = re.compile(r'(?im)(?:^|[\'"`\s])score\s*:|"score"')
@@ -138,23 +138,22 @@ def find_classic_pair(text: str) -> ClassicPair | None:
     tags = _tags(text)
     if tags is not None:
         return tags
-    first: tuple[int, str] | None = None
-    second: tuple[int, str] | None = None
+    first: tuple[int, int] | None = None  # (where the heading starts, where its text starts)
+    second: tuple[int, int] | None = None
     offset = 0
     for line in text.splitlines(keepends=True):
         found = _SLOT.match(line)
-        if found:
-            name = found.group(1).lower().replace(" ", "")
-            rest = found.group(2).strip().lstrip(":*").strip()
-            if name in ("responsea", "baseline") and first is None and not rest:
-                first = (offset, text[offset + len(line) :])
-            elif name in ("responseb", "candidate") and first is not None and not rest:
-                second = (offset, text[offset + len(line) :])
+        if found and not found.group(2).strip().strip(":*").strip():
+            name = "".join(found.group(1).split()).lower()
+            if name in ("responsea", "baseline") and first is None:
+                first = (offset, offset + len(line))
+            elif name in ("responseb", "candidate") and first is not None:
+                second = (offset, offset + len(line))
         offset += len(line)
     if first is None or second is None:
         return None
-    a = text[first[0] : second[0]].split("\n", 1)[1] if "\n" in text[first[0] : second[0]] else ""
-    return ClassicPair(a.strip(), second[1].strip(), text[: first[0]])
+    a, b = text[first[1] : second[0]], text[second[1] :]
+    return ClassicPair(a.strip(), b.strip(), text[: first[0]])
 
 
 def _clean(label: str) -> str:
