@@ -35,6 +35,7 @@ _RATING = re.compile(
     r'^\s*(?:[-*]\s*)?"?(-?\d{1,3}(?:\.\d{1,3})?|[A-Za-z]{1,10})"?(?:\s*(\([^()\n]{0,60}\)))?\s*:'
     r"\s*(\([^()\n]{0,60}\))?"
 )
+_NUMBER = re.compile(r"-?\d{1,3}(?:\.\d{1,3})?")
 _ASKS_SCORE = re.compile(r'(?im)(?:^|[\'"`\s])score\s*:|"score"')
 _SCALE = re.compile(
     r"(?i)\b(?:from|between)\s+(-?\d{1,3})\b[^\n]{0,60}?\b(?:to|and)\s+(-?\d{1,3})\b"
@@ -58,35 +59,33 @@ class ClassicPair:
     shared: str
 
 
-def _rubric_keys(lines: Sequence[str]) -> list[tuple[str, str]]:
+def _rubric_keys(text: str) -> list[tuple[str, str]]:
     """The ratings listed under the first ``Rating Rubric`` heading: (key, label) pairs."""
+    lines = text.splitlines()
     start = next((n for n, line in enumerate(lines) if _RUBRIC_HEADING.match(line)), None)
     if start is None:
         return []
-    keys: list[tuple[str, str]] = []
+    keys: dict[str, str] = {}
     for line in lines[start + 1 :]:
-        if line.lstrip().startswith("#"):
+        if line.lstrip().startswith("#") or len(keys) >= _MAX_SCALE:
             break
         found = _RATING.match(line)
-        if found and found.group(1) not in (k for k, _ in keys):
+        if found and found.group(1) not in keys:
             label = found.group(2) or found.group(3) or ""
-            keys.append((found.group(1), label.strip("()").strip()))
-    return keys
-
-
-def _number(key: str) -> float | None:
-    try:
-        return float(key)
-    except ValueError:
-        return None
+            keys[found.group(1)] = label.strip("()").strip()
+    return list(keys.items())
 
 
 def rating_scale(text: str) -> list[tuple[str, str]] | None:
     """The ratings a classic pointwise template allows, as (value, label), or None when the
     text is not such a template (no numeric rating rubric, no ``Score:`` on a stated scale)."""
-    keys = [(k, label) for k, label in _rubric_keys(text.splitlines()) if _number(k) is not None]
-    if len(keys) >= 2:
-        return keys
+    return _scale(text, _rubric_keys(text))
+
+
+def _scale(text: str, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]] | None:
+    numeric = [(k, label) for k, label in keys if _NUMBER.fullmatch(k)]
+    if len(numeric) >= 2:
+        return numeric
     if not _ASKS_SCORE.search(text):
         return None
     scale = _SCALE.search(text)
@@ -98,14 +97,17 @@ def rating_scale(text: str) -> list[tuple[str, str]] | None:
     return [(str(v), "") for v in range(hi, lo - 1, -1)]
 
 
-def _pair_labels(text: str) -> tuple[str, str, str] | None:
-    """(first slot wins, same, second slot wins) as the template names them, or None."""
-    keys = {k.upper() for k, _ in _rubric_keys(text.splitlines())}
-    if {"A", "B"} <= keys:
-        return ("A", "SAME" if "SAME" in keys or not ({"TIE"} & keys) else "TIE", "B")
-    if "choice" in text.lower() and all(re.search(rf"\b{w}\b", text) for w in _CHOICE_WORDS):
-        return ("BASELINE", "TIE", "CANDIDATE")
+def _pair_labels(keys: Sequence[tuple[str, str]]) -> tuple[str, str, str] | None:
+    """(first slot wins, same, second slot wins) as the rating rubric names them, or None."""
+    names = {k.upper() for k, _ in keys}
+    if {"A", "B"} <= names:
+        return ("A", "SAME" if "SAME" in names or "TIE" not in names else "TIE", "B")
     return None
+
+
+def _names_choices(text: str) -> bool:
+    """Output instructions that name CANDIDATE, BASELINE and TIE as the choice."""
+    return "choice" in text.lower() and all(re.search(rf"\b{w}\b", text) for w in _CHOICE_WORDS)
 
 
 def _tags(text: str) -> ClassicPair | None:
@@ -200,11 +202,19 @@ def _pairwise(text: str, labels: tuple[str, str, str], sample: int) -> str:
 
 
 def classic_answer(text: str, sample: int) -> str | None:
-    """The mock's answer to a classic pointwise or pairwise prompt, or None for any other."""
-    labels = _pair_labels(text)
+    """The mock's answer to a classic pointwise or pairwise prompt, or None for any other.
+
+    The template's own rating rubric decides first (it comes before the responses in Vertex's
+    layout), so a response that names CANDIDATE or TIE does not turn a pointwise prompt into
+    a pairwise one."""
+    keys = _rubric_keys(text)
+    labels = _pair_labels(keys)
     if labels is not None:
         return _pairwise(text, labels, sample)
-    scale = rating_scale(text)
+    numeric = [k for k in keys if _NUMBER.fullmatch(k[0])]
+    if len(numeric) < 2 and _names_choices(text):
+        return _pairwise(text, ("BASELINE", "TIE", "CANDIDATE"), sample)
+    scale = _scale(text, keys)
     if scale is not None:
         return _pointwise(text, scale, sample)
     return None
