@@ -6,10 +6,11 @@ a mock judge its own calls (:func:`mock_speaks_vertex`, used by ``EvalTask.evalu
 To have a mock judge you call yourself (or the fake judge server in your process) answer in
 these formats, call :func:`teach_mock` (and :func:`forget_mock` to undo it).
 
-The responder answers only prompts that ask for Vertex's formats (a ```json rubric with "questions", ``<question>`` blocks with
-``Verdict: [[YES]]``, or ``[[SxS Rating: ...]]``); everything else goes to the mock's usual
-answers. Every answer says it comes from the mock. Verdicts are a hash of the question and
-the response, so the same response gets the same verdict in either pairwise order.
+The responder answers only prompts that ask for Vertex's formats (a ```json rubric with
+"questions", ``<question>`` blocks with ``Verdict: [[YES]]``, ``[[SxS Rating: ...]]``, or a
+classic metric's score or pairwise choice: see :mod:`.mockclassic`); everything else goes to
+the mock's usual answers. Every answer says it comes from the mock. Verdicts are a hash of the
+question and the response, so the same response gets the same verdict in either pairwise order.
 """
 
 from __future__ import annotations
