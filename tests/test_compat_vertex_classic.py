@@ -137,3 +137,20 @@ def test_classic_parsers() -> None:
     )
     assert pick["pairwise_choice"] == "TIE"  # one each: a split vote is a tie
     assert parse_pairwise_choice_result(["Choice: CANDIDATE"])["score"] == 1.0
+
+
+def test_classic_pairwise_reads_the_labels_of_vertex_templates() -> None:
+    """Vertex's pairwise templates ask for "A", "B" or "SAME" (Response A is the baseline)."""
+    assert parse_pairwise_choice_result(["pairwise_choice: B\nexplanation: smoother"]) == {
+        "pairwise_choice": "CANDIDATE",
+        "score": 1.0,
+        "explanation": "smoother",
+        "raw_outputs": ["pairwise_choice: B\nexplanation: smoother"],
+        "error": None,
+    }
+    assert parse_pairwise_choice_result(['{"pairwise_choice": "A"}'])["pairwise_choice"] == (
+        "BASELINE"
+    )
+    assert parse_pairwise_choice_result(["Choice: SAME"])["score"] == 0.0
+    unread = parse_pairwise_choice_result(["Choice: a tie, really"])  # the article is no label
+    assert unread["pairwise_choice"] is None and "A, B, SAME" in unread["error"]

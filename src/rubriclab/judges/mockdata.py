@@ -7,12 +7,13 @@ model's, and "evidence"-like fields quote the user's text so views have somethin
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["LABEL", "SchemaFiller", "message_text", "word_count"]
+__all__ = ["LABEL", "SchemaFiller", "message_text", "stable_hash", "stable_unit", "word_count"]
 
 LABEL = "[mock judge]"
 
@@ -48,6 +49,18 @@ def message_text(messages: Sequence[Mapping[str, Any]], role: str | None = None)
 
 def word_count(text: str) -> int:
     return len(_WORD_RE.findall(text))
+
+
+def stable_hash(*parts: str) -> bytes:
+    """SHA-256 of the texts joined by a unit separator: the mock's answers are a function of
+    their input, the same in every process (unlike ``hash()``)."""
+    # surrogatepass: a lone surrogate in a response is hashed, not an error
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).digest()
+
+
+def stable_unit(*parts: str) -> float:
+    """A stable number in [0, 1) for the given texts (a verdict, a level, a lean)."""
+    return int.from_bytes(stable_hash(*parts)[:8], "big") / 2**64
 
 
 class SchemaFiller:

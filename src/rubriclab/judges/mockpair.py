@@ -20,7 +20,6 @@ prompt without those tags keeps the plain schema-filled answer.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -28,7 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .mockdata import SchemaFiller
+from .mockdata import SchemaFiller, stable_hash, stable_unit
 
 __all__ = ["LEAN_SHARE", "Pair", "find_pair", "judge_pair"]
 
@@ -90,7 +89,7 @@ def judge_pair(value: Any, filler: SchemaFiller, text: str, salt: str) -> None:
     if not found.items:
         return
     context = _digest(salt, pair.shared)
-    leans = _unit("lean", context, *sorted((pair.a, pair.b))) < LEAN_SHARE
+    leans = stable_unit("lean", context, *sorted((pair.a, pair.b))) < LEAN_SHARE
     diffs = [_judge_item(filler, item, pair, context, leans) for item in found.items]
     overall = sum(diffs, Fraction(0)) / len(diffs)
     for holder, key, labels in found.choices:
@@ -144,7 +143,7 @@ def _judge_item(
     for side, response in (("a", pair.a), ("b", pair.b)):
         levels = _ordered(filler, item.props.get(side)) if side in item.value else []
         count = len(levels) or _LATENT_LEVELS
-        rank = min(count - 1, int(_unit("level", context, item.key, response) * count))
+        rank = min(count - 1, int(stable_unit("level", context, item.key, response) * count))
         if levels:
             item.value[side] = levels[rank]
         ranks.append(Fraction(rank, max(1, count - 1)))
@@ -194,15 +193,5 @@ def _mirrored(labels: Sequence[Any]) -> bool:
     return swapped[0] != labels[0] and swapped == list(reversed(labels))
 
 
-def _hash(parts: Sequence[str]) -> bytes:
-    # surrogatepass: a lone surrogate in a response is hashed, not an error
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).digest()
-
-
 def _digest(*parts: str) -> str:
-    return _hash(parts).hex()
-
-
-def _unit(*parts: str) -> float:
-    """A stable number in [0, 1) for the given texts."""
-    return int.from_bytes(_hash(parts)[:8], "big") / 2**64
+    return stable_hash(*parts).hex()

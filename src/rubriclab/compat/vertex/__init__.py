@@ -29,7 +29,8 @@ Inside: ``utils`` and ``notebook_utils`` are Vertex's modules of those names; ``
 ``metrics`` describe what is judged; ``calls`` (which judge, what pace), ``rows`` (row to
 messages), ``generation`` (rubrics), ``critique`` (verdicts to columns) and ``task``
 (``EvalTask``) run it; ``formats`` and ``classic`` read judge text; ``prompts`` holds the
-predefined metrics' prompts; ``runnable`` runs agents; ``mock`` is the offline mock's formats.
+predefined metrics' prompts; ``runnable`` runs agents; ``mock`` (and ``mockclassic``, for
+classic metrics) is the offline mock's formats.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 A ``PointwiseMetric`` whose template has no ``{rubrics}`` placeholder is Vertex's classic
 pointwise metric (e.g. fluency, 1-5): the result has ``{metric}/score`` and
 ``{metric}/explanation``. A classic ``PairwiseMetric`` gives ``{metric}/pairwise_choice``
-(``CANDIDATE``, ``BASELINE`` or ``TIE``) and ``{metric}/explanation``. Judges answer in JSON
+(``CANDIDATE``, ``BASELINE`` or ``TIE``) and ``{metric}/explanation``; a judge answering in
+the labels of Vertex's own pairwise templates (``A``, ``B``, ``SAME``, where Response A is the
+baseline) is read as Vertex reads it: ``A`` is BASELINE, ``B`` CANDIDATE, ``SAME`` a TIE. Judges answer in JSON
 (``{"score": 4, "explanation": "..."}``) or in the lines Vertex's templates ask for
 (``Score: 4`` / ``Explanation: ...``); an answer with no score is an error on its row, never 0.
 """
@@ -21,6 +23,8 @@ __all__ = ["CHOICES", "parse_pairwise_choice_result", "parse_pointwise_score_res
 
 #: classic pairwise choice -> candidate-side score
 CHOICES: dict[str, float] = {"CANDIDATE": 1.0, "TIE": 0.0, "BASELINE": -1.0}
+#: the labels of Vertex's pairwise templates (Response A is the baseline), exact case for A/B
+_VERTEX_LABELS = {"A": "BASELINE", "B": "CANDIDATE", "SAME": "TIE", "Same": "TIE", "same": "TIE"}
 _SCORE = re.compile(r"(?im)^\W*(?:score|rating)\W*[:=]?\s*\**\s*(-?\d+(?:\.\d+)?)")
 _CHOICE = re.compile(r"(?im)^\W*(?:pairwise[_ ]choice|choice)\W*[:=]?\s*\**\s*([A-Za-z]+)")
 _EXPLAIN = re.compile(
@@ -98,7 +102,8 @@ def parse_pairwise_choice_result(results: Sequence[str]) -> dict[str, Any]:
         if raw is None:
             found = _CHOICE.search(text)
             raw = found.group(1) if found else None
-        choice = str(raw).strip().upper() if raw is not None else ""
+        label = str(raw).strip() if raw is not None else ""
+        choice = _VERTEX_LABELS.get(label, label.upper())
         if choice in CHOICES:
             picks.append((choice, _explanation(text, data)))
     if not picks:
@@ -107,7 +112,10 @@ def parse_pairwise_choice_result(results: Sequence[str]) -> dict[str, Any]:
             "score": None,
             "explanation": None,
             "raw_outputs": list(results),
-            "error": "unreadable critique: no CANDIDATE, BASELINE or TIE choice in the answer",
+            "error": (
+                "unreadable critique: no CANDIDATE, BASELINE or TIE (or A, B, SAME) choice "
+                "in the answer"
+            ),
         }
     counts = {c: sum(1 for p, _ in picks if p == c) for c in CHOICES}
     top = max(counts.values())

@@ -6,15 +6,15 @@ a mock judge its own calls (:func:`mock_speaks_vertex`, used by ``EvalTask.evalu
 To have a mock judge you call yourself (or the fake judge server in your process) answer in
 these formats, call :func:`teach_mock` (and :func:`forget_mock` to undo it).
 
-The responder answers only prompts that ask for Vertex's formats (a ```json rubric with "questions", ``<question>`` blocks with
-``Verdict: [[YES]]``, or ``[[SxS Rating: ...]]``); everything else goes to the mock's usual
-answers. Every answer says it comes from the mock. Verdicts are a hash of the question and
-the response, so the same response gets the same verdict in either pairwise order.
+The responder answers only prompts that ask for Vertex's formats (a ```json rubric with
+"questions", ``<question>`` blocks with ``Verdict: [[YES]]``, ``[[SxS Rating: ...]]``, or a
+classic metric's score or pairwise choice: see :mod:`.mockclassic`); everything else goes to
+the mock's usual answers. Every answer says it comes from the mock. Verdicts are a hash of the
+question and the response, so the same response gets the same verdict in either pairwise order.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ...judges.mock import register_responder, unregister_responder
-from ...judges.mockdata import LABEL, message_text
+from ...judges.mockdata import LABEL, message_text, stable_unit
+from .mockclassic import classic_answer
 
 if TYPE_CHECKING:
     from ...judges import Judge
@@ -32,11 +33,6 @@ __all__ = ["forget_mock", "mock_speaks_vertex", "teach_mock", "vertex_responder"
 
 _NUMBERED = re.compile(r"^\s*(\d+)\.\s+(\S.*)$")
 _USER_PROMPT = re.compile(r"<user_prompt>\s*(.*?)\s*</user_prompt>", re.S)
-
-
-def _unit(*parts: str) -> float:
-    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def _between(text: str, tag: str) -> str | None:
@@ -62,7 +58,7 @@ def rubric_questions(text: str) -> list[str]:
 
 
 def _verdict(question: str, response: str, sample: int) -> bool:
-    return _unit("verdict", question, response, str(sample)) < 0.7
+    return stable_unit("verdict", question, response, str(sample)) < 0.7
 
 
 def _blocks(questions: Sequence[str], response: str, sample: int) -> tuple[str, int]:
@@ -88,7 +84,7 @@ def _generation(text: str, sample: int) -> str:
         f"{LABEL} Does the response respect every explicit limit or format in the prompt?",
         f"{LABEL} Is the response clear and free of padding?",
     ]
-    count = 3 + int(_unit("count", prompt, str(sample)) * 2)
+    count = 3 + int(stable_unit("count", prompt, str(sample)) * 2)
     answer: dict[str, Any] = {"questions": questions[:count]}
     if '"description"' in text:
         answer = {
@@ -130,7 +126,7 @@ def vertex_responder(messages: Sequence[Mapping[str, Any]], sample: int) -> str 
         return _pointwise(text, sample)
     if "```json" in text and '"questions"' in text:
         return _generation(text, sample)
-    return None
+    return classic_answer(text, sample)
 
 
 _lock = threading.Lock()
