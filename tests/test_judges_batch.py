@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import rubriclab as rl
-from rubriclab.judges import JudgeConfigError
+from rubriclab.judges import JudgeConfigError, Request
 from rubriclab.judges.batch import BatchError, split_lines
 from rubriclab.judges.pricing import PRICES, cost_of
 from rubriclab.testing.batch_server import FakeBatchServer, ManualClock
@@ -387,3 +387,19 @@ def test_a_batch_line_whose_error_code_is_not_a_string_fails_its_row_not_the_run
         replies = j.map(["fine", "an odd one"], progress=False)
     assert replies[0].ok
     assert replies[1].error is not None and replies[1].error.status == 400
+
+
+def test_a_request_no_json_can_hold_is_its_rows_error_not_the_runs(
+    server: FakeBatchServer, clock: ManualClock, tmp_path: Path
+) -> None:
+    unwritable = Request([{"role": "user", "content": [{"type": "text", "text": 10**5000}]}])
+    j = judge(server, tmp_path)
+    thread, out = run_in_thread(lambda: j.map([unwritable, PROMPTS[0]], progress=False))
+    assert server.wait_for_polls(1)
+    clock.advance(61)
+    thread.join(60)
+    assert "error" not in out, out.get("error")
+    bad, good = out["value"]
+    assert bad.error is not None and "cannot be written as JSON" in bad.error.message
+    assert good.ok
+    assert len(next(iter(server.batches.values())).lines) == 1  # only the writable line went

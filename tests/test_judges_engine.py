@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rubriclab.judges import Judge, Public
+from rubriclab.judges import Judge, Public, Request
 from rubriclab.judges.cache import CacheEntry, MemoryCache
 from rubriclab.judges.engine import AdaptiveLimit, RetryPolicy
 from rubriclab.judges.openai import parse_retry_after
@@ -775,3 +775,36 @@ def test_a_body_that_never_ends_is_a_timeout(trickling_server: str, transport: s
     reply = judge.map(["hi"], progress=False)[0]
     assert reply.error is not None and reply.error.type == "timeout"
     assert "within 0.5s" in reply.error.message
+
+
+@pytest.mark.parametrize("cache", [None, False])
+def test_a_request_no_json_can_hold_fails_its_row_and_the_run_goes_on(
+    fake_judge: FakeJudgeServer, cache: bool | None
+) -> None:
+    """An int past Python's digit limit can be neither a cache key nor a body: that row gets
+    its error, every other row its answer (with a cache, and without)."""
+    unwritable = Request([{"role": "user", "content": [{"type": "text", "text": 10**5000}]}])
+    judge = judge_for(fake_judge, cache=cache)
+    replies = judge.map([unwritable, "fine question", unwritable], progress=False)
+    assert [r.ok for r in replies] == [False, True, False]
+    for bad in (replies[0], replies[2]):
+        assert bad.error is not None and bad.error.type == "internal"
+        assert "limit" in bad.error.message and "integer string conversion" in bad.error.message
+    assert fake_judge.calls == 1
+
+
+@pytest.mark.parametrize("cache", [None, False])
+def test_dict_keys_json_writes_but_cannot_sort_are_sent_with_a_cache_too(
+    fake_judge: FakeJudgeServer, cache: bool | None
+) -> None:
+    """``{1: ..., "text": ...}``: JSON writes the 1 as "1", but a cache key sorts keys and
+    cannot compare 1 with "text". Keyed as written, it is sent as without a cache, and its
+    answer is found again."""
+    odd = Request([{"role": "user", "content": [{"type": "text", 1: "x", "text": "y"}]}])
+    judge = judge_for(fake_judge, cache=cache)
+    first = judge.map([odd, "fine question"], progress=False)
+    assert all(r.ok for r in first)
+    sent = [r["messages"][0]["content"] for r in fake_judge.requests]
+    assert [{"type": "text", "1": "x", "text": "y"}] in sent
+    again = judge.map([odd], progress=False)
+    assert again[0].ok and again[0].cached == (cache is None)

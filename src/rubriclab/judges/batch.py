@@ -124,12 +124,18 @@ class BatchRunner:
         self, requests: Sequence[Request], *, progress: bool = True, desc: str = "batch"
     ) -> list[Reply]:
         """Replies in input order; failed lines come back as replies with errors."""
-        from .engine import summarize
+        from .engine import UNWRITABLE, summarize, unwritable
 
         started = time.perf_counter()
         engine = self.engine
-        keys = [engine.key(r) for r in requests]
+        keys: list[str] = []
         answers: dict[str, Reply] = {}
+        for i, request in enumerate(requests):
+            try:
+                keys.append(engine.key(request))
+            except UNWRITABLE as exc:  # its row's error, not the run's
+                keys.append(f"unwritable:{i}")
+                answers[keys[-1]] = unwritable(engine.model, f"{type(exc).__name__}: {exc}")
         cache = self.cache
         for key, entry in cache.get_many(set(keys)).items():
             answers[key] = self._reply(entry, cached=True)

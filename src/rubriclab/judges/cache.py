@@ -114,26 +114,37 @@ class RunKeys:
         self._formats: dict[int, tuple[Any, str]] = {}
 
     def __call__(self, request: Request) -> tuple[str, str | None]:
-        """The request's key, and its messages' JSON (None when it is not plain JSON)."""
+        """The request's key, and its messages' JSON (None when it is not plain JSON).
+
+        Raises what JSON raises for a request no JSON can hold (an int past Python's digit
+        limit, nesting past the recursion limit): the engine makes that its row's error.
+        """
         try:
-            messages: str | None = _strict_json(request.messages)
+            return self._key(request, request.messages, None, request.params)
+        except TypeError:
+            # dict keys JSON writes but cannot sort (1 and "a" in one dict): keyed as the
+            # body writes them, as strings (a key that used to raise here: no key changes)
+            fmt = request.response_format
+            fmt_json = "null" if fmt is None else _key_json(_str_keys(fmt))
+            key, _ = self._key(
+                request, _str_keys(request.messages), fmt_json, _str_keys(request.params)
+            )
+            return key, None  # (the body writes such messages itself)
+
+    def _key(
+        self, request: Request, messages: Any, fmt_json: str | None, params: Mapping[str, Any]
+    ) -> tuple[str, str | None]:
+        try:
+            written: str | None = _strict_json(messages)
         except (TypeError, ValueError):
-            messages = None
-        fmt = request.response_format
-        if fmt is None:
-            fmt_json = "null"
-        else:
-            seen = self._formats.get(id(fmt))
-            if seen is None or seen[0] is not fmt:
-                seen = (fmt, _key_json(fmt))  # the object is kept, so its id is not reused
-                self._formats[id(fmt)] = seen
-            fmt_json = seen[1]
+            written = None
+        if fmt_json is None:
+            fmt_json = self._format_json(request.response_format)
         sample = request.sample
-        params = request.params
         blob = "".join(
             (
                 self._head,
-                _key_json(request.messages) if messages is None else messages,
+                _key_json(messages) if written is None else written,
                 ",",
                 fmt_json,
                 ",",
@@ -143,7 +154,33 @@ class RunKeys:
                 "]",
             )
         )
-        return hashlib.sha256(blob.encode()).hexdigest(), messages
+        return hashlib.sha256(blob.encode()).hexdigest(), written
+
+    def _format_json(self, fmt: Mapping[str, Any] | None) -> str:
+        if fmt is None:
+            return "null"
+        seen = self._formats.get(id(fmt))
+        if seen is None or seen[0] is not fmt:
+            seen = (fmt, _key_json(fmt))  # the object is kept, so its id is not reused
+            self._formats[id(fmt)] = seen
+        return seen[1]
+
+
+def _str_keys(value: Any) -> Any:
+    """``value`` with every dict key as the string JSON writes for it."""
+    if isinstance(value, Mapping):
+        return {_json_key(k): _str_keys(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_str_keys(v) for v in value]
+    return value
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)  # 1 -> "1", True -> "true", None -> "null", as json writes
+    return str(key)
 
 
 _key_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode

@@ -35,12 +35,14 @@ from .pacing import Pacer, estimate_tokens
 from .pricing import Price, PriceTable, cost_at, lookup
 
 __all__ = [
+    "UNWRITABLE",
     "AdaptiveLimit",
     "Engine",
     "RetryPolicy",
     "RunStats",
     "run_scope",
     "summarize",
+    "unwritable",
 ]
 
 log = logging.getLogger("rubriclab.judges.engine")
@@ -370,14 +372,16 @@ class _Run:
             if cache is None or run_keys is None:
                 fresh = list(range(base, base + len(chunk)))
             else:
-                made = [run_keys(r) for r in chunk]
+                made = [_keyed(run_keys, r) for r in chunk]
                 keys = [key for key, _ in made]
                 self.keys.extend(keys)
-                hits = cache.get_many(set(keys))
+                hits = cache.get_many({key for key, _ in made if key})
                 for i, key in enumerate(keys, base):
                     entry = hits.get(key)
                     original = self._first.get(key)
-                    if entry is not None:
+                    if not key:  # a request no JSON can hold: its row's error, not the run's
+                        self.settle(i, unwritable(engine.model, made[i - base][1]))
+                    elif entry is not None:
                         self.settle(i, engine._reply_from_cache(entry))
                     elif original is None:
                         self._first[key] = i
@@ -405,6 +409,28 @@ class _Run:
             self.on_reply(i, reply)
         for copy in self._copies.pop(i, ()):
             self.settle(copy, _repeat(reply))
+
+
+UNWRITABLE = (TypeError, ValueError, RecursionError)
+"""What writing a request as JSON raises when no JSON can hold it (dict keys of mixed types,
+an int past Python's digit limit, nesting past the recursion limit)."""
+
+
+def unwritable(model: str, why: str | None) -> Reply:
+    """The reply of a request no JSON can hold: its row's error, never the run's."""
+    return Reply(
+        None,
+        error=CallError("internal", f"the request cannot be written as JSON ({why})"),
+        model=model,
+    )
+
+
+def _keyed(run_keys: RunKeys, request: Request) -> tuple[str, str | None]:
+    """``run_keys(request)``, or ``("", why)`` for a request that cannot be written."""
+    try:
+        return run_keys(request)
+    except UNWRITABLE as exc:
+        return "", f"{type(exc).__name__}: {exc}"
 
 
 def _repeat(original: Reply | None) -> Reply:
