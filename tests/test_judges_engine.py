@@ -487,6 +487,10 @@ def test_async_use_without_aclose_leaves_no_unclosed_connections(
 ) -> None:
     import gc
 
+    # Earlier tests' garbage is collected first, outside the check: once, under CPU load and
+    # right after the fault-mix tests (which time calls out), a socket still waiting for the
+    # collector was reported here. This test is about its own judge's connections only.
+    gc.collect()
     judge = judge_for(fake_judge, transport=transport)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)
