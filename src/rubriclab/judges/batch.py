@@ -128,11 +128,12 @@ class BatchRunner:
 
         started = time.perf_counter()
         engine = self.engine
+        run_keys = engine.run_keys()  # (what the requests share, written once)
         keys: list[str] = []
         answers: dict[str, Reply] = {}
         for i, request in enumerate(requests):
             try:
-                keys.append(engine.key(request))
+                keys.append(run_keys(request)[0])
             except UNWRITABLE as exc:  # its row's error, not the run's
                 keys.append(f"unwritable:{i}")
                 answers[keys[-1]] = unwritable(engine.model, f"{type(exc).__name__}: {exc}")

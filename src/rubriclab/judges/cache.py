@@ -120,27 +120,23 @@ class RunKeys:
         limit, nesting past the recursion limit): the engine makes that its row's error.
         """
         try:
-            return self._key(request, request.messages, None, request.params)
+            fmt_json = self._format_json(request.response_format)
+            return self._key(request.messages, fmt_json, request.sample, request.params)
         except TypeError:
             # dict keys JSON writes but cannot sort (1 and "a" in one dict): keyed as the
             # body writes them, as strings (a key that used to raise here: no key changes)
-            fmt = request.response_format
-            fmt_json = "null" if fmt is None else _key_json(_str_keys(fmt))
-            key, _ = self._key(
-                request, _str_keys(request.messages), fmt_json, _str_keys(request.params)
-            )
+            fmt_json = _key_json(_str_keys(request.response_format))
+            messages, params = _str_keys(request.messages), _str_keys(request.params)
+            key, _ = self._key(messages, fmt_json, request.sample, params)
             return key, None  # (the body writes such messages itself)
 
     def _key(
-        self, request: Request, messages: Any, fmt_json: str | None, params: Mapping[str, Any]
+        self, messages: Any, fmt_json: str, sample: int, params: Mapping[str, Any]
     ) -> tuple[str, str | None]:
         try:
             written: str | None = _strict_json(messages)
         except (TypeError, ValueError):
             written = None
-        if fmt_json is None:
-            fmt_json = self._format_json(request.response_format)
-        sample = request.sample
         blob = "".join(
             (
                 self._head,

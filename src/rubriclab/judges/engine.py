@@ -30,7 +30,7 @@ from typing import Any
 
 from .backend import Backend, Failure, Session, Success
 from .base import CallError, Reply, Request, Usage
-from .cache import CacheEntry, ResponseCache, RunKeys, cache_key
+from .cache import CacheEntry, ResponseCache, RunKeys
 from .pacing import Pacer, estimate_tokens
 from .pricing import Price, PriceTable, cost_at, lookup
 
@@ -523,9 +523,6 @@ class Engine:
             state = self._states.pop(loop, None)
         if state is not None:
             await state.session.aclose()
-
-    def key(self, request: Request) -> str:
-        return cache_key(self.endpoint_id, self.model, request, self.settings)
 
     def run_keys(self) -> RunKeys:
         """Cache keys for one run's requests (what they share written once)."""
