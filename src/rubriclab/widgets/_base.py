@@ -17,6 +17,8 @@ __all__ = ["RubricView"]
 
 log = logging.getLogger("rubriclab.widgets")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: output metadata beside the live form: exports keep the static form (see notebook_export)
+STATIC_MARK = "rubriclab"
 
 
 class RubricView(anywidget.AnyWidget):
@@ -77,4 +79,4 @@ class RubricView(anywidget.AnyWidget):
         }
         if self._view_name is not None:
             data[WIDGET_MIME] = {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
-        return data, {}
+        return data, {STATIC_MARK: {"static": "text/html"}}
