@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "open_result": "result",
     "compare": "comparison",
     "Comparison": "comparison",
+    "arena": "ranking",
+    "Arena": "ranking",
     "Span": "traces",
     "Trace": "traces",
     "load_traces": "traces",
@@ -51,6 +53,8 @@ _EXPORTS: dict[str, str] = {
     "PairwiseView": "widgets",
     "CalibrationView": "widgets",
     "ComparisonView": "widgets",
+    "ArenaView": "widgets",
+    "ClustersView": "widgets",
 }
 _SUBMODULES = {
     "metrics",
@@ -117,6 +121,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .judges import Reply as Reply
     from .judges import get_judge as get_judge
     from .judges import set_judge as set_judge
+    from .ranking import Arena as Arena
+    from .ranking.arena import arena as arena
     from .result import EvalResult as EvalResult
     from .result import load_result as load_result
     from .rubric import Criterion as Criterion
@@ -132,7 +138,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .traces import Trace as Trace
     from .traces import TraceError as TraceError
     from .traces import load_traces as load_traces
+    from .widgets import ArenaView as ArenaView
     from .widgets import CalibrationView as CalibrationView
+    from .widgets import ClustersView as ClustersView
     from .widgets import ComparisonView as ComparisonView
     from .widgets import Explanation as Explanation
     from .widgets import PairwiseView as PairwiseView

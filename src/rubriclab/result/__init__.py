@@ -89,6 +89,14 @@ class Presentation(Protocol):
         """One self-contained HTML page (no scripts) for named results."""
         ...
 
+    def arena_mimebundle(self, arena: Any) -> dict[str, Any]:
+        """An arena's ranking, matrix and pairs as plain text and static HTML."""
+        ...
+
+    def clusters_mimebundle(self, clusters: Any) -> dict[str, Any]:
+        """Failure clusters, largest first, with their rows, as plain text and static HTML."""
+        ...
+
     def live_evaluate(
         self, run: Callable[[Callable[[Any], None]], Any], rows: int | None = None
     ) -> Any:
@@ -346,6 +354,23 @@ class EvalResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return presentation().result_mimebundle(self)
+
+    def failure_clusters(
+        self,
+        metric: str | None = None,
+        *,
+        threshold: float = 0.8,
+        name_with: Any = None,
+    ) -> Any:
+        """One metric's failing rows grouped by the criterion that failed them, then by what the
+        judge's reasons say (``FailureClusters``: ``.clusters`` largest first, ``.rows(n)``).
+        ``name_with=judge`` adds the judge's one-line summary of each cluster (one call each).
+        Needs scikit-learn (``pip install 'rubriclab[clusters]'``)."""
+        from .clusters import failure_clusters
+
+        return failure_clusters(
+            self, metric, threshold=threshold, name_with=name_with, present=presentation
+        )
 
     # -- tracking ------------------------------------------------------------------------------------
     def log_to_mlflow(self, name: str = "rubriclab", *, artifact_dir: str = "rubriclab") -> str:

@@ -2,12 +2,15 @@
 
 ``ResultTable`` (the whole result), ``Explanation`` (one case), ``RubricEditor`` (edit rubrics),
 ``PairwiseView`` (candidate vs baseline), ``CalibrationView`` (judge vs people) and
-``ComparisonView`` (run B vs run A).
+``ComparisonView`` (run B vs run A); ``ArenaView`` (many candidates ranked) and ``ClustersView``
+(failing rows grouped) are static HTML.
 """
 
 from __future__ import annotations
 
+from .arena_view import ArenaView
 from .calibration_view import CalibrationView
+from .clusters_view import ClustersView
 from .comparison_view import ComparisonView
 from .explanation import Explanation
 from .pairwise_view import PairwiseView
@@ -15,7 +18,9 @@ from .result_table import ResultTable
 from .rubric_editor import RubricEditor
 
 __all__ = [
+    "ArenaView",
     "CalibrationView",
+    "ClustersView",
     "ComparisonView",
     "Explanation",
     "PairwiseView",

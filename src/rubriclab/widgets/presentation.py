@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .arena_view import arena_mimebundle
+from .clusters_view import clusters_mimebundle
 from .comparison_view import comparison_mimebundle
 from .display import live_evaluate, result_mimebundle
 from .report import report_html
 
-__all__ = ["comparison_mimebundle", "live_evaluate", "report_html", "result_mimebundle"]
+__all__ = [
+    "arena_mimebundle",
+    "clusters_mimebundle",
+    "comparison_mimebundle",
+    "live_evaluate",
+    "report_html",
+    "result_mimebundle",
+]
 
 if TYPE_CHECKING:  # mypy checks that this module is a Presentation
     from .. import result as _result
