@@ -10,6 +10,7 @@ from __future__ import annotations
 from .calibration_view import CalibrationView
 from .comparison_view import ComparisonView
 from .explanation import Explanation
+from .judge_card_view import JudgeCardView
 from .pairwise_view import PairwiseView
 from .result_table import ResultTable
 from .rubric_editor import RubricEditor
@@ -18,6 +19,7 @@ __all__ = [
     "CalibrationView",
     "ComparisonView",
     "Explanation",
+    "JudgeCardView",
     "PairwiseView",
     "ResultTable",
     "RubricEditor",

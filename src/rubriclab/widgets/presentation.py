@@ -12,9 +12,19 @@ from typing import TYPE_CHECKING
 
 from .comparison_view import comparison_mimebundle
 from .display import live_evaluate, result_mimebundle
+from .judge_card_view import judge_card_mimebundle, judge_card_page
+from .judge_card_view import judge_card_text_of as judge_card_text
 from .report import report_html
 
-__all__ = ["comparison_mimebundle", "live_evaluate", "report_html", "result_mimebundle"]
+__all__ = [
+    "comparison_mimebundle",
+    "judge_card_mimebundle",
+    "judge_card_page",
+    "judge_card_text",
+    "live_evaluate",
+    "report_html",
+    "result_mimebundle",
+]
 
 if TYPE_CHECKING:  # mypy checks that this module is a Presentation
     from .. import result as _result
