@@ -271,3 +271,35 @@ def test_bad_arguments_are_clear_errors() -> None:
         rl.rate_judge(rl.Judge("mock"), n=0)
     with pytest.raises(ValueError, match="pairwise metric"):
         rl.rate_judge(rl.Judge("mock"), metric=rl.metrics.TEXT_QUALITY)  # type: ignore[arg-type]
+
+
+def test_cli_rates_a_judge_at_a_url(
+    fake_judge: FakeJudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rubriclab.cli import main
+
+    fake_judge.responder = judge_scripts.first_position
+    out = tmp_path / "card.html"
+    args = ["rate-judge", "--judge", fake_judge.url, "--model", "judge-x", "--suite", "hhh"]
+    assert main([*args, "-n", "8", "-o", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "swap inconsistency" in printed.out and "100.0%" in printed.out
+    assert "MOCK" not in printed.out
+    page = out.read_text()
+    assert "Judge card: judge-x" in page and "<script" not in page
+    assert {r["model"] for r in fake_judge.requests} == {"judge-x"}
+    assert len(fake_judge.requests) == 16
+    card_json = tmp_path / "card.json"
+    assert main([*args, "-n", "8", "-o", str(card_json)]) == 0
+    assert rl.load_judge_card(card_json).summary["swap_inconsistency"].tolist()[0] == 1.0
+
+
+def test_cli_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from rubriclab.cli import main
+
+    assert main(["rate-judge", "-n", "0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rubriclab rate-judge: error: -n: a whole number of items per suite, 1 or more"
+    )
+    assert main(["rate-judge", "--judge", "http://127.0.0.1:9/v1"]) == 2
+    assert "needs --model NAME" in capsys.readouterr().err

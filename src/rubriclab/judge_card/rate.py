@@ -156,7 +156,7 @@ def rate_judges(
         scores[label] = {
             r["item"]: item_scores([r["v1"]], [r["v2"]], [r["label"]])[0]
             for r in rows.to_dict("records")
-            if r["error"] is None and r["label"] is not None
+            if r["error"] is None and isinstance(r["label"], str)
         }
     data = {
         "judges": [

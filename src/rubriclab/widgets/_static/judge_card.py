@@ -97,9 +97,9 @@ def _bars_svg(
 ) -> str:
     """Horizontal bars 0-100% with interval whiskers; ``bars``: (label, value, low, high,
     colour, published)."""
-    row, left, right = 20, 250, 60
+    row, left, right = 20, 290, 60
     plot = width - left - right
-    height = 24 + row * len(bars) + 18
+    height = 24 + row * len(bars) + (32 if any(b[5] for b in bars) else 18)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{esc(title)}" style="display:block; margin:4px 0 10px;">',
@@ -126,7 +126,7 @@ def _bars_svg(
         )
     for i, (label, value, low, high, colour, published) in enumerate(bars):
         y = base + i * row
-        short = label if len(label) <= 40 else label[:39] + "…"
+        short = label if len(label) <= 48 else label[:47] + "…"
         out.append(
             f'<text x="{left - 6}" y="{y + 13}" font-size="11" text-anchor="end" '
             f'fill="currentColor"><title>{esc(label)}</title>{esc(short)}</text>'
@@ -150,6 +150,12 @@ def _bars_svg(
             )
         out.append(
             f'<text x="{left + plot + 4}" y="{y + 13}" font-size="11" fill="currentColor">{_pct(value)}</text>'
+        )
+    if any(b[5] for b in bars):
+        out.append(
+            f'<text x="0" y="{height - 2}" font-size="10" fill="#757575">hatched: published, '
+            "their prompt (people: each other); these items = their shipped verdicts on the "
+            "items drawn here</text>"
         )
     out.append("</svg>")
     return "".join(out)
@@ -180,14 +186,14 @@ def _chart(card: Mapping[str, Any], suite: str, subset: str) -> str:
             )
         )
     for p in _published(card, suite, subset, figure):
-        label = f"{p.get('judge')} (published, their prompt; {_scope(p)})"
+        label = f"{p.get('judge')} · {_scope(p)}"
         bars.append((label, num(p.get("value")), num(p.get("low")), num(p.get("high")), _PUB, True))
-    return _bars_svg(bars, f"{suite} · {subset}: {what}", chance)
+    return _bars_svg(bars, what, chance)
 
 
 def _scope(p: Mapping[str, Any]) -> str:
     kind = str(p.get("kind", ""))
-    return "these items" if "these items" in kind else f"all, n={p.get('n')}"
+    return "these items" if "these items" in kind else f"all {p.get('n')}"
 
 
 _ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -332,14 +338,16 @@ def judge_card_html(card: Mapping[str, Any]) -> str:
                 out.append(
                     "<tr>"
                     + "".join(
-                        f'<td style="{TD}">{esc(v)}</td>'
-                        for v in (
-                            p.get("judge"),
-                            p.get("figure"),
-                            _pct(p.get("value")) + iv,
-                            p.get("n"),
-                            p.get("kind"),
-                            p.get("source"),
+                        f'<td style="{TD}{" white-space:nowrap;" if i == 2 else ""}">{esc(v)}</td>'
+                        for i, v in enumerate(
+                            (
+                                p.get("judge"),
+                                p.get("figure"),
+                                _pct(p.get("value")) + iv,
+                                p.get("n"),
+                                p.get("kind"),
+                                p.get("source"),
+                            )
                         )
                     )
                     + "</tr>"
