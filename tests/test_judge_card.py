@@ -303,3 +303,45 @@ def test_cli_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -
     )
     assert main(["rate-judge", "--judge", "http://127.0.0.1:9/v1"]) == 2
     assert "needs --model NAME" in capsys.readouterr().err
+
+
+def test_batch_judge_and_cache_rate_like_any_run(tmp_path: Path) -> None:
+    """A batch=True judge answers the card through the provider batch API at half price, and a
+    second card from the same cache makes no call."""
+    import threading
+
+    from rubriclab.testing.batch_server import FakeBatchServer, ManualClock
+
+    clock = ManualClock()
+    with FakeBatchServer(
+        judge_scripts.first_position, clock=clock, run_seconds=60, api_key="sk-batch-test"
+    ) as server:
+        judge = rl.Judge(
+            server.url,
+            model="gpt-4o-mini",
+            api_key="sk-batch-test",
+            batch=True,
+            batch_poll_interval=0.01,
+            cache=tmp_path / "cache.sqlite3",
+            max_retries=0,
+        )
+        out: dict[str, Any] = {}
+        thread = threading.Thread(
+            target=lambda: out.update(card=rl.rate_judge(judge, suites=("hhh",), n=6)),
+            daemon=True,
+        )
+        thread.start()
+        assert server.wait_for_polls(1)
+        clock.advance(61)
+        thread.join(60)
+        card: rl.JudgeCard = out["card"]
+        assert len(server.batches) == 1
+        assert len(next(iter(server.batches.values())).lines) == 12  # 6 items, both orders
+        assert _row(card)["swap_inconsistency"] == 1.0
+        usage = card.data["usage"][0]
+        assert usage["calls"] == 12 and usage["cost"] > 0
+        again = rl.rate_judge(judge, suites=("hhh",), n=6)
+        assert len(server.batches) == 1  # all answered from the cache
+        assert again.summary.equals(card.summary)
+        assert again.data["usage"][0]["calls"] == 0
+        assert again.data["usage"][0]["cached_calls"] == 12

@@ -139,6 +139,7 @@ def rate_judges(
                 "items": len(items),
                 "errors": int(rows["error"].notna().sum()),
                 "calls": _int(stats.get("calls")),
+                "cached_calls": _int(stats.get("cached_calls")),
                 "tokens": _int(stats.get("tokens")),
                 "cost": _float(stats.get("cost")),
                 "seconds": round(seconds, 3),

@@ -260,7 +260,7 @@ def judge_card_text(card: Mapping[str, Any]) -> str:
     for u in card.get("usage", []):
         if isinstance(u, Mapping):
             lines.append(
-                f"{u.get('judge')}: {fmt_int(u.get('calls'))} calls, {fmt_int(u.get('tokens'))} tokens, "
+                f"{u.get('judge')}: {fmt_int(u.get('calls'))} calls, {fmt_int(u.get('cached_calls'))} from cache, {fmt_int(u.get('tokens'))} tokens, "
                 f"{fmt_cost(u.get('cost'))}, {num(u.get('seconds')) or 0:.1f}s, {fmt_int(u.get('errors'))} errors"
             )
     return "\n".join(lines)
@@ -389,7 +389,16 @@ def judge_card_html(card: Mapping[str, Any]) -> str:
             '<table style="border-collapse:collapse;"><tr>'
             + "".join(
                 f'<th style="{TH}">{h}</th>'
-                for h in ("judge", "items", "errors", "calls", "tokens", "cost", "time")
+                for h in (
+                    "judge",
+                    "items",
+                    "errors",
+                    "calls",
+                    "from cache",
+                    "tokens",
+                    "cost",
+                    "time",
+                )
             )
             + "</tr>"
         )
@@ -404,6 +413,7 @@ def judge_card_html(card: Mapping[str, Any]) -> str:
                         fmt_int(u.get("items")),
                         fmt_int(u.get("errors")),
                         fmt_int(u.get("calls")),
+                        fmt_int(u.get("cached_calls")),
                         fmt_int(u.get("tokens")),
                         fmt_cost(u.get("cost")),
                         "—" if seconds is None else f"{seconds:.1f}s",
