@@ -222,6 +222,7 @@ def test_mock_judge_card_says_mock_everywhere(tmp_path: Path) -> None:
     assert "MOCK" in card.summary.attrs["note"]
     assert set(card.summary["judge"]) == {"MOCK judge"}
     bundle = card._repr_mimebundle_()
+    assert rl.JudgeCardView(card)._repr_mimebundle_() == bundle
     assert bundle["text/plain"].startswith("MOCK Judge card")
     assert "MOCK judge: offline" in bundle["text/html"]
     page = card.save(tmp_path / "card.html").read_text()

@@ -99,7 +99,7 @@ def _bars_svg(
     colour, published)."""
     row, left, right = 20, 290, 60
     plot = width - left - right
-    height = 24 + row * len(bars) + (32 if any(b[5] for b in bars) else 18)
+    height = 24 + row * len(bars) + 18
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{esc(title)}" style="display:block; margin:4px 0 10px;">',
@@ -126,7 +126,7 @@ def _bars_svg(
         )
     for i, (label, value, low, high, colour, published) in enumerate(bars):
         y = base + i * row
-        short = label if len(label) <= 48 else label[:47] + "…"
+        short = label if len(label) <= 42 else label[:41] + "…"
         out.append(
             f'<text x="{left - 6}" y="{y + 13}" font-size="11" text-anchor="end" '
             f'fill="currentColor"><title>{esc(label)}</title>{esc(short)}</text>'
@@ -150,12 +150,6 @@ def _bars_svg(
             )
         out.append(
             f'<text x="{left + plot + 4}" y="{y + 13}" font-size="11" fill="currentColor">{_pct(value)}</text>'
-        )
-    if any(b[5] for b in bars):
-        out.append(
-            f'<text x="0" y="{height - 2}" font-size="10" fill="#757575">hatched: published, '
-            "their prompt (people: each other); these items = their shipped verdicts on the "
-            "items drawn here</text>"
         )
     out.append("</svg>")
     return "".join(out)
@@ -188,7 +182,14 @@ def _chart(card: Mapping[str, Any], suite: str, subset: str) -> str:
     for p in _published(card, suite, subset, figure):
         label = f"{p.get('judge')} · {_scope(p)}"
         bars.append((label, num(p.get("value")), num(p.get("low")), num(p.get("high")), _PUB, True))
-    return _bars_svg(bars, what, chance)
+    svg = _bars_svg(bars, what, chance)
+    if any(b[5] for b in bars):
+        svg += (
+            f'<div style="color:{MUTED}; font-size:11px; margin:-6px 0 8px;">hatched: '
+            "published, their prompt (people: each other). “these items”: their shipped "
+            "verdicts on the items drawn here; “all N”: the paper's figure on the full set.</div>"
+        )
+    return svg
 
 
 def _scope(p: Mapping[str, Any]) -> str:
