@@ -13,7 +13,7 @@ import rubriclab as rl
 from tests._view_data import XSS
 from tests.browser.lab import ARTIFACTS
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_judge_card_page_draws_charts_and_keeps_names_as_text(browser: Any, tmp_path: Path) -> None:
@@ -46,4 +46,27 @@ def test_judge_card_page_draws_charts_and_keeps_names_as_text(browser: Any, tmp_
     assert page.evaluate("() => window.__rl_pwned") is None and dialogs == []
     assert page.get_by_text(XSS[1], exact=False).count() > 0  # shown as text
     page.screenshot(path=str(ARTIFACTS / "judge_card.png"), full_page=True)
+    page.close()
+
+
+def test_judge_card_in_jupyterlab_shows_charts_and_mock(lab: Any, browser: Any) -> None:
+    from tests.browser.lab import open_notebook, output_of, run_all, wait_idle_after
+
+    name = lab.write_notebook(
+        "judge_card_view.ipynb",
+        [
+            "import rubriclab as rl\n"
+            "card = rl.rate_judge(rl.Judge('mock'), suites=('llmbar', 'mt_bench'), n=12)\n"
+            "card",
+        ],
+    )
+    page = browser.new_page(viewport={"width": 1300, "height": 1500})
+    open_notebook(page, lab, name)
+    run_all(page)
+    wait_idle_after(page)
+    out = output_of(page, 0)
+    out.locator(".rl-judge-card").wait_for()
+    assert "MOCK judge: offline" in out.locator(".rl-mock").inner_text()
+    assert out.locator(".rl-judge-card svg[role=img]").count() >= 3
+    out.locator(".rl-judge-card").screenshot(path=str(ARTIFACTS / "judge_card_lab.png"))
     page.close()
