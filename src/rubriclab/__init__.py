@@ -55,6 +55,11 @@ _EXPORTS: dict[str, str] = {
     "ComparisonView": "widgets",
     "ArenaView": "widgets",
     "ClustersView": "widgets",
+    "JudgeCard": "judge_card",
+    "rate_judge": "judge_card",
+    "rate_judges": "judge_card",
+    "load_judge_card": "judge_card",
+    "JudgeCardView": "widgets",
 }
 _SUBMODULES = {
     "metrics",
@@ -117,6 +122,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .evaluation import aevaluate as aevaluate
     from .evaluation import evaluate as evaluate
     from .generate import generate_rubrics as generate_rubrics
+    from .judge_card import JudgeCard as JudgeCard
+    from .judge_card import load_judge_card as load_judge_card
+    from .judge_card import rate_judge as rate_judge
+    from .judge_card import rate_judges as rate_judges
     from .judges import Judge as Judge
     from .judges import Reply as Reply
     from .judges import get_judge as get_judge
@@ -143,6 +152,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .widgets import ClustersView as ClustersView
     from .widgets import ComparisonView as ComparisonView
     from .widgets import Explanation as Explanation
+    from .widgets import JudgeCardView as JudgeCardView
     from .widgets import PairwiseView as PairwiseView
     from .widgets import ResultTable as ResultTable
     from .widgets import RubricEditor as RubricEditor

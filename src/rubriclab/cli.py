@@ -169,6 +169,32 @@ def _parser() -> argparse.ArgumentParser:
         "(0.05 or 5%%; default 0); repeat for several metrics",
     )
 
+    rate = sub.add_parser(
+        "rate-judge",
+        help="rate a judge against people on shipped suites (LLMBar, MT-Bench, PandaLM, HHH)",
+        description="Judge the suites' human-labelled pairs in both orders with rubriclab's "
+        "pairwise metric and write a judge card: accuracy against people with 95%% intervals, "
+        "position and length bias, ties, errors, tokens, cost and time, beside the published "
+        "judges' figures. Runs through the cache like any evaluation.",
+    )
+    rate.add_argument(
+        "--judge",
+        default="mock",
+        help="judge spec (default: mock): openai:MODEL, ollama:MODEL or a base URL (with --model)",
+    )
+    rate.add_argument("--model", help="the model to call when --judge is a base URL")
+    rate.add_argument(
+        "--suite",
+        action="append",
+        choices=["llmbar", "mt_bench", "pandalm", "hhh"],
+        help="a suite to run (repeatable; default: llmbar)",
+    )
+    rate.add_argument("-n", type=int, help="items drawn per suite (default: all)")
+    rate.add_argument("--seed", type=int, default=0, help="seed for drawing items (default 0)")
+    rate.add_argument(
+        "-o", "--output", default="judge-card.html", help="where to write the card (.html or .json)"
+    )
+
     sub.add_parser(
         "serve-fake-judge",
         help="serve a fake OpenAI-compatible judge on 127.0.0.1 (for tests and offline demos)",
@@ -243,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args.results, Path(args.output), args.title, args.fail_under)
         if args.command == "compare":
             return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
+        if args.command == "rate-judge":
+            return _rate_judge(args)
     except KeyboardInterrupt:
         print("rubriclab: interrupted (finished judge calls are in the cache)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -256,6 +284,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
+
+
+# -- rate-judge ---------------------------------------------------------------------------------
+
+
+def _rate_judge(args: argparse.Namespace) -> int:
+    from .judge_card import rate_judge
+
+    if args.n is not None and args.n < 1:
+        raise _CliError("-n: a whole number of items per suite, 1 or more")
+    judge = _flag_judge(args.judge, args.model)
+    card = rate_judge(judge, suites=tuple(args.suite or ("llmbar",)), n=args.n, seed=args.seed)
+    print(card.summary_text())
+    path = card.save(args.output)
+    print(f"rubriclab rate-judge: wrote {path}", file=sys.stderr)
+    return EXIT_OK
 
 
 # -- compare ------------------------------------------------------------------------------------

@@ -13,7 +13,25 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["load_mt_bench_answers", "load_mt_bench_judgments", "load_mt_bench_questions"]
+__all__ = [
+    "LLMBAR_SUBSETS",
+    "load_hhh",
+    "load_llmbar",
+    "load_llmbar_published",
+    "load_mt_bench_answers",
+    "load_mt_bench_judgments",
+    "load_mt_bench_questions",
+    "load_pandalm",
+]
+
+#: LLMBar's five subsets, in the paper's order (Natural, then the four Adversarial ones)
+LLMBAR_SUBSETS: tuple[str, ...] = (
+    "LLMBar/Natural",
+    "LLMBar/Adversarial/Neighbor",
+    "LLMBar/Adversarial/GPTInst",
+    "LLMBar/Adversarial/GPTOut",
+    "LLMBar/Adversarial/Manual",
+)
 
 _VOTE_COLUMNS = ["question_id", "turn", "model_a", "model_b", "winner", "judge", "judge_type"]
 
@@ -68,4 +86,60 @@ def load_mt_bench_answers() -> pd.DataFrame:
             "turn_2": [r["turns"][1] for r in rows],
         }
     )
+    return frame
+
+
+def load_llmbar(subsets: str | tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:
+    """LLMBar's 419 Natural and Adversarial pairs (Zeng et al., ICLR 2024), MIT.
+
+    Columns: ``subset`` (see :data:`LLMBAR_SUBSETS`; a short name such as ``"Neighbor"`` also
+    selects), ``idx``, ``input``, ``output_1``, ``output_2``, ``label`` (1 or 2: the output that
+    follows the instruction), and GPT-4's published verdicts ``gpt4_vanilla`` /
+    ``gpt4_rules_metrics_reference`` (``[original order, swapped order]``, in the dataset's
+    numbering). See ``datasets/llmbar/README.md``.
+    """
+    frame = pd.DataFrame(_read_jsonl_gz("llmbar", "pairs.jsonl.gz"))
+    if subsets is None:
+        return frame
+    wanted = [subsets] if isinstance(subsets, str) else list(subsets)
+    full = []
+    for name in wanted:
+        match = [s for s in LLMBAR_SUBSETS if s == name or s.rsplit("/", 1)[-1] == name]
+        if not match:
+            short = [s.rsplit("/", 1)[-1] for s in LLMBAR_SUBSETS]
+            raise ValueError(f"LLMBar has no subset {name!r}; choose from {short}")
+        full += match
+    selected: pd.DataFrame = frame[frame["subset"].isin(full)].reset_index(drop=True)
+    return selected
+
+
+def load_llmbar_published() -> dict[str, dict[str, str]]:
+    """GPT-4's published LLMBar figures per ``"subset|GPT-4|config"``: the upstream
+    ``statistics.json`` values ``correct_average`` (accuracy over both orders) and ``equal``
+    (positional agreement), for the configs ``Vanilla_NoRules`` and ``Metrics_Reference``."""
+    path = resources.files(__name__).joinpath("llmbar").joinpath("gpt4_published_statistics.json")
+    data: dict[str, dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def load_pandalm() -> pd.DataFrame:
+    """PandaLM's 999 human-annotated pairs (Wang et al., ICLR 2024), Apache-2.0.
+
+    Columns: ``idx``, ``motivation_app``, ``cmp_key``, ``instruction``, ``input``,
+    ``response1``, ``response2``, ``annotator1..3`` and ``majority`` (``"0"`` tie, ``"1"``,
+    ``"2"``), and the released verdicts ``gpt-3.5-turbo`` and ``pandalm-7b``. See
+    ``datasets/pandalm/README.md``.
+    """
+    frame: pd.DataFrame = pd.DataFrame(_read_jsonl_gz("pandalm", "testset.jsonl.gz"))
+    return frame
+
+
+def load_hhh() -> pd.DataFrame:
+    """HHH Alignment's 221 chosen/rejected pairs with Prometheus rubrics, Apache-2.0.
+
+    Columns: ``idx``, ``source`` (harmless, helpful, honest, other), ``instruction``,
+    ``chosen`` (the human-preferred response), ``rejected``, ``rubric``. See
+    ``datasets/hhh/README.md``.
+    """
+    frame: pd.DataFrame = pd.DataFrame(_read_jsonl_gz("hhh", "hhh_alignment.jsonl.gz"))
     return frame

@@ -97,6 +97,18 @@ class Presentation(Protocol):
         """Failure clusters, largest first, with their rows, as plain text and static HTML."""
         ...
 
+    def judge_card_mimebundle(self, card: Any) -> dict[str, Any]:
+        """A ``JudgeCard``'s plain text and static HTML (charts, tables)."""
+        ...
+
+    def judge_card_page(self, card: Any) -> str:
+        """A ``JudgeCard`` as one self-contained HTML page (no scripts)."""
+        ...
+
+    def judge_card_text(self, card: Any) -> str:
+        """A ``JudgeCard`` as a fixed-width text block."""
+        ...
+
     def live_evaluate(
         self, run: Callable[[Callable[[Any], None]], Any], rows: int | None = None
     ) -> Any:

@@ -13,6 +13,7 @@ from .calibration_view import CalibrationView
 from .clusters_view import ClustersView
 from .comparison_view import ComparisonView
 from .explanation import Explanation
+from .judge_card_view import JudgeCardView
 from .pairwise_view import PairwiseView
 from .result_table import ResultTable
 from .rubric_editor import RubricEditor
@@ -23,6 +24,7 @@ __all__ = [
     "ClustersView",
     "ComparisonView",
     "Explanation",
+    "JudgeCardView",
     "PairwiseView",
     "ResultTable",
     "RubricEditor",

@@ -14,12 +14,17 @@ from .arena_view import arena_mimebundle
 from .clusters_view import clusters_mimebundle
 from .comparison_view import comparison_mimebundle
 from .display import live_evaluate, result_mimebundle
+from .judge_card_view import judge_card_mimebundle, judge_card_page
+from .judge_card_view import judge_card_text_of as judge_card_text
 from .report import report_html
 
 __all__ = [
     "arena_mimebundle",
     "clusters_mimebundle",
     "comparison_mimebundle",
+    "judge_card_mimebundle",
+    "judge_card_page",
+    "judge_card_text",
     "live_evaluate",
     "report_html",
     "result_mimebundle",
