@@ -295,7 +295,12 @@ def _pieces(source: Any, chunk_rows: int) -> Iterator[pd.DataFrame]:
 
 
 def _read_file(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
-    if not path.exists():
+    try:
+        found = path.exists()
+    except OSError as exc:  # a name too long, a loop of links...
+        shown = str(path) if len(str(path)) <= 200 else str(path)[:100] + "…"
+        raise DataError(f"data file {shown!r} cannot be read ({exc.strerror or exc})") from None
+    if not found:
         raise DataError(f"data file {path} does not exist")
     suffix = path.suffix.lower()
     if suffix == ".parquet":
