@@ -271,6 +271,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # config, data, rubric and judge-spec errors are ValueErrors whose message says the fix
         print(f"rubriclab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:  # a path too long, a folder we may not write...: one line
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 120 else name[:80] + "…"
+        where = f": {shown!r}" if shown else ""
+        print(f"rubriclab {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
 
