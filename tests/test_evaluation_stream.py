@@ -541,6 +541,9 @@ def test_resuming_over_the_same_rows_rewritten_goes_on(
     frame(14).to_json(src, orient="records", lines=True)
     resumed = rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
     assert judged(resumed.table) == judged(rl.evaluate(frame(14), [METRIC], judge="mock").table)
+    stamp = out.stat().st_mtime_ns  # and the finished file is the result of the data as it is
+    again = rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+    assert out.stat().st_mtime_ns == stamp and again.row_count == 14
 
 
 def test_a_finished_output_of_a_changed_file_is_not_returned_as_its_result(

@@ -446,8 +446,9 @@ async def astream_evaluate(
         if out.exists():  # another run finished it just now
             return _finished(out, partial, fingerprint, stamp)
         state = _load_state(partial, fingerprint, chunk_rows)
-        if state.chunks == 0:
-            state.source = stamp
+        # the rows already judged are checked against the data as it is now (chunk hashes),
+        # so the finished file describes the source as this run found it
+        state.source = stamp
         run_judge, chunk_cache = _chunk_judge(judge_obj, partial) if judge_obj else (None, None)
         seen = 0
         for chunk in iter_chunks(source, chunk_rows):
