@@ -514,3 +514,21 @@ def test_demo_takes_a_url_judge_only_with_a_model(
     monkeypatch.delenv("RUBRICLAB_MODEL", raising=False)
     assert main(["demo", "--judge", "http://127.0.0.1:9/v1", "--no-report"]) == 2
     assert "needs --model NAME" in capsys.readouterr().err
+
+
+def test_over_long_paths_are_one_line_errors_never_tracebacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    long = "x" * 5000
+    (tmp_path / "r.yaml").write_text(rl.Rubric.checklist(["ok?"]).to_yaml(), encoding="utf-8")
+    (tmp_path / "d.csv").write_text("prompt,response\np,r\n", encoding="utf-8")
+    rubric = "metrics:\n  - name: q\n    rubric: r.yaml\n"
+    (tmp_path / "a.yaml").write_text(f"data: {long}.csv\njudge: mock\n{rubric}", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(f"data: d.csv\njudge: mock\n{rubric}output: {long}\n")
+    for argv in (["run", "a.yaml"], ["run", "b.yaml"], ["report", f"{long}.jsonl"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        errors = [line for line in err.splitlines() if ": error: " in line]
+        assert len(errors) == 1 and len(errors[0]) < 300 and "too long" in errors[0], err

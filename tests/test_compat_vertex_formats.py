@@ -57,7 +57,8 @@ def test_extra_keys_are_returned_for_new_columns() -> None:
         'Rubric:\n```JSON\n["Q1?", "Q2?", ""]\n```',
         '[{"question": "Q1?"}, {"question": "Q2?"}]',
         '{"Questions": ["Q1?", "Q2?"]}',
-        '```json\n{"questions": ["Q1?", "Q2?"]}\n```\nprose after\n```json\n{"questions": ["X?"]}\n```',
+        # a draft, then the final block: the last answer is the answer
+        '```json\n{"questions": ["X?"]}\n```\nprose after\n```json\n{"questions": ["Q1?", "Q2?"]}\n```',
     ],
 )
 def test_questions_from_plain_lists_and_variants(reply: str) -> None:

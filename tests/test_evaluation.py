@@ -484,7 +484,8 @@ def test_a_bad_image_or_rubric_cell_fails_its_row_only(fake_judge: Any, tmp_path
             "rubric": [["Right?"], ["Right?"], "criteria: [{name: a, wieght: 2}]"],
         }
     )
-    t = rl.evaluate(df, [rl.metrics.RubricMetric(name="chk")], judge=_judge(fake_judge)).table
+    metric = rl.metrics.RubricMetric(name="chk")
+    t = rl.evaluate(df, [metric], judge=_judge(fake_judge), image_dirs=[tmp_path]).table
     assert t.loc[0, "chk/score"] == 1.0
     assert (
         "row 1, column 'image'" in t.loc[1, "chk/error"] and "no such file" in t.loc[1, "chk/error"]

@@ -476,3 +476,156 @@ def test_an_output_judged_by_one_panel_is_not_taken_for_another_panels(tmp_path:
     assert again.stream_fingerprint == first.stream_fingerprint
     with pytest.raises(ValueError, match="already holds a run with other metrics, judge"):
         rl.evaluate(frame(5), [panel("mock:a", "mock:c")], output=out, chunk_rows=2)
+
+
+# -- resume checks: changed sources, two runs at once, the summary from the rows -----------------
+
+
+def _interrupt_after(monkeypatch: pytest.MonkeyPatch, chunks: int) -> None:
+    """Ctrl-C while chunk ``chunks + 1`` is being judged (the finished ones stay saved)."""
+    from rubriclab.evaluation import stream
+
+    real = stream.evaluate_frame
+    calls = itertools.count()
+
+    async def interrupted(*args: Any, **kwargs: Any) -> Any:
+        if next(calls) >= chunks:
+            raise KeyboardInterrupt
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(stream, "evaluate_frame", interrupted)
+
+
+def _partial_run(
+    monkeypatch: pytest.MonkeyPatch, source: Any, out: Path, chunks: int = 2, rows: int = 4
+) -> None:
+    with monkeypatch.context() as m:
+        _interrupt_after(m, chunks)
+        with pytest.raises(KeyboardInterrupt):
+            rl.evaluate(source, [METRIC], judge="mock", output=out, chunk_rows=rows)
+    assert _saved_chunks(out.with_name(out.name + ".partial") / "state.json") == chunks
+
+
+def _other_rows(rows: int) -> pd.DataFrame:
+    data = frame(rows)
+    data["response"] = [f"New answer {i}." for i in range(rows)]
+    return data
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_resuming_over_changed_data_is_refused_never_mixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    src = tmp_path / "data.jsonl"
+    frame(12).to_json(src, orient="records", lines=True)
+    out = tmp_path / f"r{suffix}"
+    _partial_run(monkeypatch, str(src), out)
+    _other_rows(30).to_json(src, orient="records", lines=True)  # 8 old rows judged, 30 new
+    with pytest.raises(DataError, match=r"data changed since .* rows 0-3 \(chunk 1"):
+        rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+    assert not out.exists()
+    frame(4).to_json(src, orient="records", lines=True)  # shorter than what was judged
+    with pytest.raises(DataError, match="fewer rows than the 8"):
+        rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+
+
+def test_resuming_over_the_same_rows_rewritten_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # negative control: the file rewritten with the same rows (new mtime) and rows appended
+    # after the judged chunks resume as before
+    src = tmp_path / "data.jsonl"
+    frame(12).to_json(src, orient="records", lines=True)
+    out = tmp_path / "r.jsonl"
+    _partial_run(monkeypatch, str(src), out)
+    frame(14).to_json(src, orient="records", lines=True)
+    resumed = rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+    assert judged(resumed.table) == judged(rl.evaluate(frame(14), [METRIC], judge="mock").table)
+    stamp = out.stat().st_mtime_ns  # and the finished file is the result of the data as it is
+    again = rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+    assert out.stat().st_mtime_ns == stamp and again.row_count == 14
+
+
+def test_a_finished_output_of_a_changed_file_is_not_returned_as_its_result(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "data.jsonl"
+    frame(6).to_json(src, orient="records", lines=True)
+    out = tmp_path / "r.jsonl"
+    rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+    _other_rows(9).to_json(src, orient="records", lines=True)
+    with pytest.raises(ValueError, match="file has changed since"):
+        rl.evaluate(str(src), [METRIC], judge="mock", output=out, chunk_rows=4)
+
+
+def test_the_final_summary_is_the_rows_summary_not_the_state_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "r.jsonl"
+    _partial_run(monkeypatch, frame(11), out)
+    state_path = tmp_path / "r.jsonl.partial" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["running"]["quality"].update(n=1000, scored=1000, mean=0.99, pass_k=1000, pass_n=1000)
+    state_path.write_text(json.dumps(state))
+
+    resumed = rl.evaluate(frame(11), [METRIC], judge="mock", output=out, chunk_rows=4)
+
+    reference = rl.evaluate(frame(11), [METRIC], judge="mock")
+    got, want = resumed.summary.loc["quality"], reference.summary.loc["quality"]
+    assert got["n"] == 11 and got["mean"] == pytest.approx(want["mean"])
+    assert got["pass_rate"] == pytest.approx(want["pass_rate"])
+    assert open_result(out).summary.loc["quality", "n"] == 11
+
+
+def test_chunk_files_that_do_not_hold_the_judged_rows_are_never_a_finished_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "r.jsonl"
+    _partial_run(monkeypatch, frame(11), out)
+    chunk = tmp_path / "r.jsonl.partial" / "chunk-000000.jsonl"
+    lines = chunk.read_text().splitlines(keepends=True)
+    chunk.write_text("".join(lines + lines[:2]))  # what two writers of one chunk leave
+    with pytest.raises(DataError, match="holds 6 rows, not the 4 judged"):
+        rl.evaluate(frame(11), [METRIC], judge="mock", output=out, chunk_rows=4)
+    assert not out.exists()
+
+
+CHILD_SLOW = textwrap.dedent(
+    """
+    import sys
+    import rubriclab as rl
+    from tests.test_evaluation_stream import METRIC, frame
+
+    url, out = sys.argv[1:3]
+    judge = rl.Judge(url, model="m", max_retries=0, max_concurrency=2, cache=False)
+    rl.evaluate(frame(40), [METRIC], judge=judge, output=out, chunk_rows=4)
+    """
+)
+
+
+def test_a_second_run_on_one_output_is_refused_while_the_first_runs(
+    tmp_path: Path, fake_judge: Any
+) -> None:
+    fake_judge.latency = 0.05  # ~1 s for 40 rows: the first run is in flight when we start
+    out = tmp_path / "r.jsonl"
+    state = tmp_path / "r.jsonl.partial" / "state.json"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_SLOW, fake_judge.url, str(out)],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert _wait_for(lambda: _saved_chunks(state) >= 1 or child.poll() is not None)
+        assert child.poll() is None, "the first run ended before the second started"
+        judge = rl.Judge(fake_judge.url, model="m", cache=False)
+        with pytest.raises(ValueError, match=r"another run is writing .*r\.jsonl"):
+            rl.evaluate(frame(40), [METRIC], judge=judge, output=out, chunk_rows=4)
+        assert child.wait(timeout=120) == 0, child.stderr.read() if child.stderr else ""
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    done = open_result(out)
+    assert done.row_count == 40 and done.summary.loc["quality", "n"] == 40
+    assert len(done.table) == 40

@@ -154,15 +154,67 @@ def test_concurrent_writers_from_processes_and_threads(tmp_path: Path) -> None:
     assert found["k999"].text == "text 999"
 
 
-def test_a_corrupt_file_is_set_aside_and_rebuilt(tmp_path: Path) -> None:
+def _damaged_cache(path: Path) -> bytes:
+    """A cache rubriclab made, its pages overwritten after the header (a crash, a bad disk)."""
+    made = Cache(path)
+    made.put("k0", entry())
+    made.close()
+    for side in ("-wal", "-shm"):
+        Path(str(path) + side).unlink(missing_ok=True)
+    damaged = path.read_bytes()[:100] + b"\x13garbage pages" * 400
+    path.write_bytes(damaged)
+    return damaged
+
+
+def test_a_corrupt_cache_we_made_is_set_aside_and_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
-    path.write_bytes(b"this is not a database, it was overwritten by accident" * 100)
+    damaged = _damaged_cache(path)
     with pytest.warns(RuntimeWarning, match="was unreadable.*moved to"):
         cache = Cache(path)
     cache.put("k", entry())
     assert cache.get_many(["k"]) == {"k": entry()}
     aside = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
-    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not a database")
+    assert len(aside) == 1 and aside[0].read_bytes() == damaged
+
+
+@pytest.mark.parametrize("kind", ["folder", "text", "other_sqlite"])
+def test_a_cache_path_that_is_not_our_cache_is_never_moved_or_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.md").write_text("mine")
+    target = {"folder": project, "text": project / "notes.md", "other_sqlite": project / "app.db"}[
+        kind
+    ]
+    if kind == "other_sqlite":
+        with sqlite3.connect(target) as conn:
+            conn.execute("CREATE TABLE users (name TEXT)")
+        conn.close()
+    before = {p.name: p.stat().st_mtime_ns for p in project.iterdir()}
+    monkeypatch.chdir(project)
+    with pytest.raises(CacheError, match=r"left as it is|folder or not a regular file"):
+        Cache("." if kind == "folder" else target)
+    assert {p.name: p.stat().st_mtime_ns for p in project.iterdir()} == before
+    assert project.is_dir() and not list(tmp_path.glob("*corrupt*"))
+
+
+def test_a_cache_from_before_the_mark_is_still_used(tmp_path: Path) -> None:
+    # negative control: an old cache (our tables, no application id) opens and answers
+    path = tmp_path / "old.sqlite3"
+    made = Cache(path)
+    made.put("k", entry())
+    made.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA application_id=0")
+    conn.close()
+    assert Cache(path).get_many(["k"]) == {"k": entry()}
+
+
+def test_an_over_long_cache_path_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(CacheError) as info:
+        Cache(tmp_path / ("x" * 5000) / "c.sqlite3")
+    assert "\n" not in str(info.value) and len(str(info.value)) < 400
 
 
 def test_a_cache_that_breaks_mid_run_is_switched_off_not_fatal(

@@ -4,6 +4,7 @@ otherwise one clear error naming what to install. Other schemes in (untrusted) d
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,19 @@ def test_without_the_store_package_the_error_names_it() -> None:
 
 def test_a_media_error_is_a_value_error_for_existing_callers() -> None:
     assert issubclass(MediaError, ValueError)
+
+
+def test_a_local_file_is_an_image_by_its_content_never_by_its_name(tmp_path: Path) -> None:
+    secret = tmp_path / "id_rsa.png"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    with pytest.raises(MediaError, match="not a recognised image by its content"):
+        image_part(secret)
+    real = tmp_path / "shot.bin"  # negative control: real PNG bytes under any name
+    real.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    assert image_part(real)["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_an_over_long_image_path_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(MediaError) as info:
+        image_part(tmp_path / ("x" * 5000 + ".png"))
+    assert "\n" not in str(info.value) and len(str(info.value)) < 400

@@ -36,14 +36,15 @@ def test_unfenced_json_inside_prose() -> None:
     assert extract_json(text, expect=dict) == {"score": 0.8, "rationale": "grounded"}
 
 
-def test_the_first_fence_of_the_expected_kind_wins() -> None:
+def test_the_last_fence_of_the_expected_kind_wins() -> None:
+    # judges that reason first write drafts; the answer they end on is the answer
     text = (
         "```json\n[1, 2]\n```\nActually, in the required shape:\n"
         '```json\n{"a": 1}\n```\n```json\n{"a": 2}\n```'
     )
-    assert extract_json(text, expect=dict) == {"a": 1}
+    assert extract_json(text, expect=dict) == {"a": 2}
     assert extract_json(text, expect=list) == [1, 2]
-    assert extract_json(text) == [1, 2]
+    assert extract_json(text) == {"a": 2}  # an object beats a stray array
 
 
 def test_a_strict_block_beats_an_earlier_block_that_needs_repair() -> None:
@@ -380,3 +381,46 @@ def test_round_trip_with_trailing_commas(value: dict[str, Any], before: str) -> 
 @given(st.lists(json_values, min_size=1, max_size=5), prose)
 def test_round_trip_of_arrays(value: list[Any], before: str) -> None:
     assert extract_json(f"{before} {json.dumps(value)}", expect=list) == value
+
+
+# --- extract_json: the last answer is the answer ---------------------------------------
+
+_DRAFT_YES = '{"verdicts": {"q1": {"verdict": "YES"}, "q2": {"verdict": "YES"}}}'
+_FINAL_NO = '{"verdicts": {"q1": {"verdict": "NO"}, "q2": {"verdict": "NO"}}}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # drafts in fences, inline, or one of each: the final verdict comes last
+        f"Draft:\n```json\n{_DRAFT_YES}\n```\nOn reflection both fail.\n```json\n{_FINAL_NO}\n```",
+        f"<think>First guess {_DRAFT_YES} but no, re-reading it...</think>\n{_FINAL_NO}",
+        f"```json\n{_DRAFT_YES}\n```\nWait, that is wrong. Final answer: {_FINAL_NO}",
+        f"Draft {_DRAFT_YES}. Final:\n```json\n{_FINAL_NO}\n```\nDone.",
+        # the final needs repair (a trailing comma, Python words): still the final
+        f"Draft {_DRAFT_YES}\nFinal: " + _FINAL_NO.replace("}}}", "},}}"),
+        f"Draft {_DRAFT_YES}\nFinal: " + _FINAL_NO.replace('"NO"', "'NO'"),
+    ],
+)
+def test_a_reasoning_judges_final_verdict_wins_over_its_draft(text: str) -> None:
+    assert extract_json(text, expect=dict) == json.loads(_FINAL_NO)
+
+
+def test_one_answer_with_prose_braces_after_it_is_still_the_answer() -> None:
+    # negative control: prose braces and a stray list after the answer are not later answers
+    text = f"{_FINAL_NO}\nI checked the set {{a, b}} of claims, see [note] and [1]."
+    assert extract_json(text, expect=dict) == json.loads(_FINAL_NO)
+    assert extract_json(text) == json.loads(_FINAL_NO)
+
+
+def test_a_cut_off_final_answer_never_lets_the_draft_win() -> None:
+    tail = '{"verdicts": {"q1": {"verdict": "NO"}, "q2": {"verd'
+    text = f"Draft:\n```json\n{_DRAFT_YES}\n```\nFinal: {tail}"
+    with pytest.raises(ParseError, match="earlier draft is never taken") as info:
+        extract_json(text, expect=dict)
+    assert info.value.raw == text
+
+
+def test_two_answers_that_both_need_repair_give_the_last() -> None:
+    text = "Draft {'verdict': 'YES',} ... final {\"verdict\": 'NO',}"
+    assert extract_json(text, expect=dict) == {"verdict": "NO"}

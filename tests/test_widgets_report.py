@@ -192,3 +192,43 @@ def test_markdown_detection_on_hostile_text() -> None:
     nasty = "[" * 100_000 + "*" * 50_000 + "`" * 20_000
     assert not looks_like_markdown(nasty)
     assert "&lt;script&gt;" in markdown_html("[" * 5_000 + "<script>x</script>")
+
+
+def test_the_report_command_embeds_local_images_only_from_the_results_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result file someone sent names pictures on the reader's disk: the report (a file
+    people pass on) must not carry them away."""
+    import base64
+
+    from rubriclab.cli import main
+
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
+    received, private = tmp_path / "received", tmp_path / "private"
+    received.mkdir()
+    private.mkdir()
+    (received / "ok.png").write_bytes(png)
+    (private / "face.png").write_bytes(png + b"PRIVATE")
+    monkeypatch.chdir(tmp_path)
+    table = pd.DataFrame(
+        {
+            "prompt": ["p0", "p1", "p2"],
+            "response": ["r", "r", "r"],
+            "image": ["ok.png", str(private / "face.png"), "../private/face.png"],
+            "m/score": [1.0, 1.0, 1.0],
+        }
+    )
+    EvalResult(table, [MetricInfo("m")]).save(received / "results.jsonl")
+
+    def embedded(page: str) -> list[bytes]:
+        srcs = [a.get("src") or "" for tag, a in _parse(page).tags if tag == "img"]
+        return [base64.b64decode(s.split(",", 1)[1]) for s in srcs if s.startswith("data:")]
+
+    assert main(["report", str(received / "results.jsonl"), "-o", "r.html"]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert embedded(page) == [png]  # the one inside the result's folder (negative control)
+    assert page.count("is outside the folders images are embedded from") == 2
+
+    args = ["report", str(received / "results.jsonl"), "-o", "r2.html"]
+    assert main([*args, "--allow-images", str(private)]) == 0
+    assert sum(b"PRIVATE" in b for b in embedded((tmp_path / "r2.html").read_text())) == 2

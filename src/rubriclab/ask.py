@@ -37,7 +37,16 @@ _LIMIT_FIELDS = ("max_tokens", "max_completion_tokens")
 
 
 class InvalidAnswer(Exception):
-    """A judge answer that parsed but does not fit what was asked (missing id, bad level...)."""
+    """A judge answer that parsed but does not fit what was asked (missing id, bad level...).
+
+    ``answer`` is what was read when the answer is usable but flagged (a pairwise choice
+    that contradicts its own criteria): it is asked again, and if the last answer is still
+    flagged, the caller gets it on :attr:`Ask.flagged` to report as such.
+    """
+
+    def __init__(self, message: str, *, answer: Any = None) -> None:
+        super().__init__(message)
+        self.answer = answer
 
 
 @dataclass
@@ -53,6 +62,8 @@ class Ask:
     error: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     """Extra request fields for the next ask (a larger token limit after a cut-off)."""
+    flagged: Any = None
+    """The last answer when it was read but flagged (``InvalidAnswer.answer``), else None."""
 
     @property
     def raw(self) -> str | None:
@@ -138,6 +149,7 @@ def _take(
     """Record ``reply`` on ``ask``: read (True), failed for good (True), or queued to be
     asked again (False)."""
     ask.replies.append(reply)
+    ask.flagged = None  # only the last answer counts
     if reply.error is not None:
         failed = f"judge call failed: {reply.error}"
         cut = ask.error if ask.error and ask.error.startswith(_CUT_OFF) else None
@@ -160,6 +172,7 @@ def _take(
     except (ParseError, InvalidAnswer, ScoreError) as exc:
         reason = exc.args[0] if exc.args else type(exc).__name__
         ask.error = f"unreadable judge answer: {reason}"
+        ask.flagged = exc.answer if isinstance(exc, InvalidAnswer) else None
         history[id(ask)] = [
             *history.get(id(ask), ask.messages),
             {"role": "assistant", "content": text},

@@ -128,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the config's paths (data, rubric, template, output, cache) leave its folder",
     )
+    _allow_images(run, "read images named in the data from DIR too (besides the data's folder)")
     run.add_argument(
         "--allow-env",
         action="append",
@@ -147,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("results", nargs="+", help="result files or folders")
     report.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
     report.add_argument("--title", default="rubriclab report", help="the page title")
+    _allow_images(
+        report, "embed local images named in the results from DIR too (besides their folders)"
+    )
     _fail_under(report)
 
     cmp = sub.add_parser(
@@ -203,6 +207,17 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     return parser
+
+
+def _allow_images(parser: argparse.ArgumentParser, text: str) -> None:
+    parser.add_argument(
+        "--allow-images",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help=f"{text}; repeatable (a data or result file is untrusted: its image paths "
+        "stay inside these folders)",
+    )
 
 
 def _fail_under(parser: argparse.ArgumentParser) -> None:
@@ -266,7 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "report":
-            return _report(args.results, Path(args.output), args.title, args.fail_under)
+            return _report(
+                args.results, Path(args.output), args.title, args.fail_under, args.allow_images
+            )
         if args.command == "compare":
             return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
         if args.command == "rate-judge":
@@ -281,6 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (_CliError, ValueError, FileNotFoundError, ImportError) as exc:
         # config, data, rubric and judge-spec errors are ValueErrors whose message says the fix
         print(f"rubriclab {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a path too long, a folder we may not write...: one line
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 120 else name[:80] + "…"
+        where = f": {shown!r}" if shown else ""
+        print(f"rubriclab {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
@@ -342,10 +365,15 @@ def _run(args: argparse.Namespace) -> int:
     if not streamed.with_name(streamed.name + ".partial").exists():
         streamed.unlink(missing_ok=True)  # a fresh run replaces the last one's results
     result = evaluate(
-        str(data), metrics, judge=judge, mapping=config.mapping or None, output=streamed
+        str(data),
+        metrics,
+        judge=judge,
+        mapping=config.mapping or None,
+        output=streamed,
+        image_dirs=args.allow_images,
     )
     result.meta.update(config=str(args.config), data=str(data), name=name)
-    written = _write_results(result, out_dir, name)
+    written = _write_results(result, out_dir, name, [Path(data).parent, *args.allow_images])
     if args.junit:
         from .result.junit import write_junit
 
@@ -427,7 +455,9 @@ def _as_flags(message: str) -> str:
     return message
 
 
-def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
+def _write_results(
+    result: EvalResult, out_dir: Path, name: str, image_dirs: Sequence[str | Path] = ()
+) -> list[Path]:
     from .files import atomic_write_text
     from .widgets.report import write_report_html
 
@@ -454,7 +484,9 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
     summary = out_dir / "summary.json"
     atomic_write_text(summary, json.dumps(to_plain(result.summary_metrics), indent=2) + "\n")
     written.append(summary)
-    page = write_report_html(out_dir / "report.html", {name: result}, f"rubriclab: {name}")
+    page = write_report_html(
+        out_dir / "report.html", {name: result}, f"rubriclab: {name}", image_dirs=image_dirs
+    )
     written.append(page)
     return written
 
@@ -462,15 +494,24 @@ def _write_results(result: EvalResult, out_dir: Path, name: str) -> list[Path]:
 # -- report -------------------------------------------------------------------------------------
 
 
-def _report(sources: Sequence[str], output: Path, title: str, fail: float | None) -> int:
+def _report(
+    sources: Sequence[str],
+    output: Path,
+    title: str,
+    fail: float | None,
+    allow_images: Sequence[str] = (),
+) -> int:
     from .result import load_result
     from .widgets.report import write_report_html
 
     results: dict[str, EvalResult] = {}
+    folders: list[Path] = []
     for path in _result_files(sources):
         name = _unique(path.parent.name if path.stem == "results" else path.stem, results)
         results[name] = load_result(path)
-    write_report_html(output, results, title)
+        if path.parent not in folders:
+            folders.append(path.parent)
+    write_report_html(output, results, title, image_dirs=[*folders, *allow_images])
     for name, result in results.items():
         _print_summary(name, result, sys.stdout)
     print(f"wrote {output}", file=sys.stderr)

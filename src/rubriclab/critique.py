@@ -311,7 +311,41 @@ def _read_pairwise(text: str, rubric: Rubric) -> _PairwiseRead:
     if problems:
         raise InvalidAnswer("; ".join(problems))
     assert choice is not None
-    return _PairwiseRead(winners, a, b, evidence, choice, _text_of(overall, "reasoning"))
+    read = _PairwiseRead(winners, a, b, evidence, choice, _text_of(overall, "reasoning"))
+    why = _contradiction(read, rubric)
+    if why is not None:  # asked again; still so after the last re-ask: an inconsistent row
+        raise InvalidAnswer(why, answer=read)
+    return read
+
+
+def _contradiction(read: _PairwiseRead, rubric: Rubric) -> str | None:
+    """Why an overall choice for one side contradicts the answer's own criteria, or None.
+
+    A side chosen overall that wins no criterion while the other wins some, or whose levels
+    are nowhere better and somewhere worse than the other's (a criterion of negative weight
+    counts the other way), is not a win the judge argued for. A tie is never flagged.
+    """
+    if read.choice == 0:
+        return None
+    side, other = ("A", "B") if read.choice > 0 else ("B", "A")
+    lost = [n for n, w in read.winners.items() if w == other]
+    if lost and not any(w == side for w in read.winners.values()):
+        return (
+            f"the overall choice favours {side}, but {other} wins {', '.join(lost)} and "
+            f"{side} wins no criterion; make the overall choice agree with the criteria"
+        )
+    mine, theirs = (read.a, read.b) if side == "A" else (read.b, read.a)
+    gaps = [
+        (mine[c.name] - theirs[c.name]) * (1 if c.weight >= 0 else -1)
+        for c in rubric.criteria
+        if c.name in mine and c.name in theirs
+    ]
+    if gaps and all(g <= 0 for g in gaps) and any(g < 0 for g in gaps):
+        return (
+            f"the overall choice favours {side}, but {side}'s levels are nowhere better and "
+            f"somewhere worse than {other}'s; make the overall choice agree with the levels"
+        )
+    return None
 
 
 def _choice_value(raw: Any) -> float | None:
@@ -581,16 +615,15 @@ def _pairwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
     out = Outcome()
     out.account([r for j in jobs for r in j.replies])
     out.raw_output = [j.raw or "" for j in jobs]
-    errors = [
-        f"order {n} ({'candidate first' if n == 1 else 'baseline first'}): {j.error}"
-        for n, j in enumerate(jobs, 1)
-        if j.error
-    ]
-    if errors:
+    orders = [f"order {n} ({'candidate first' if n == 1 else 'baseline first'})" for n in (1, 2)]
+    errors = [f"{o}: {j.error}" for o, j in zip(orders, jobs, strict=True) if j.error]
+    flagged = [f"{o}: {j.error}" for o, j in zip(orders, jobs, strict=True) if j.flagged]
+    if len(errors) > len(flagged):  # a failed or unreadable order: no comparison at all
         out.error = "; ".join(errors)
         return out
-    first: _PairwiseRead = jobs[0].parsed
-    second: _PairwiseRead = jobs[1].parsed  # A = baseline here
+    # an order still contradicting itself after its re-asks is read, but never a confident win
+    first: _PairwiseRead = jobs[0].parsed or jobs[0].flagged
+    second: _PairwiseRead = jobs[1].parsed or jobs[1].flagged  # A = baseline here
     consistent_all = True
     rows: list[dict[str, Any]] = []
     cand_rows: list[dict[str, Any]] = []
@@ -629,7 +662,9 @@ def _pairwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
                 row["consistent"] = len(set(seen)) == 1
                 rows_out.append(row)
     c1, c2 = first.choice, -second.choice
-    if c1 == c2 or (c1 > 0 and c2 > 0) or (c1 < 0 and c2 < 0):
+    if flagged:
+        choice, choice_consistent = 0.0, False
+    elif c1 == c2 or (c1 > 0 and c2 > 0) or (c1 < 0 and c2 < 0):
         choice = c1 if abs(c1) <= abs(c2) else c2  # agree on direction: the milder strength
         choice_consistent = True
     else:
@@ -642,6 +677,12 @@ def _pairwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
     out.rationale = first.reasoning + (
         f"\n\n(swapped order) {second.reasoning}" if second.reasoning else ""
     )
+    if flagged:
+        out.rationale = (
+            "(inconsistent, scored as a tie) "
+            + "; ".join(flagged)
+            + (f"\n\n{out.rationale}" if out.rationale else "")
+        )
     if cand_rows and len(cand_levels) == len(rubric):
         out.candidate_criteria = cand_rows
         out.candidate_score = score(rubric, cand_levels).value

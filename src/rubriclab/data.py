@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import mimetypes
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +27,10 @@ from .rubric import Rubric
 __all__ = [
     "Case",
     "DataError",
+    "ImageRoots",
     "Media",
     "cases_to_frame",
+    "image_roots",
     "rubric_cell",
     "to_cases",
     "to_frame",
@@ -117,7 +120,13 @@ def to_frame(data: Any) -> pd.DataFrame:
 
 def read_table(path: Path) -> pd.DataFrame:
     """Read CSV, JSONL/JSON or Parquet by extension, with a clear error for anything else."""
-    if not path.exists():
+    try:
+        found = path.exists()
+    except OSError as exc:  # a name too long, a loop of links...
+        raise DataError(
+            f"data file {_shown(str(path))} cannot be read ({exc.strerror or exc})"
+        ) from None
+    if not found:
         raise DataError(f"data file {path} does not exist")
     suffix = path.suffix.lower()
     if suffix == ".csv":
@@ -138,6 +147,8 @@ def to_cases(
     need_response: bool = True,
     need_baseline: bool = False,
     check_files: bool = True,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
 ) -> list[Case]:
     """Validate rows into cases.
 
@@ -145,7 +156,15 @@ def to_cases(
     Media columns (``image`` etc., or mapped with ``{"image": "photo"}``) accept URLs, data URIs,
     local files, lists of those, and the ``{"contents": [{"parts": [{"file_data": ...}]}]}`` JSON
     form of Vertex datasets.
+
+    Local image files are data, and data may come from anyone: they are read relative to the
+    data file's folder (``data_dir``; the working folder for data held in memory) and only
+    from inside it or one of ``image_dirs`` (``~`` is not expanded), so a row cannot send
+    the user's own files to a judge.
     """
+    if data_dir is None and isinstance(data, str | os.PathLike):
+        data_dir = Path(data).parent
+    roots = image_roots(data_dir, image_dirs)
     frame = to_frame(data)
     mapping = dict(mapping or {})
     unknown = sorted(set(mapping) - {*FIELDS, "image", "rubric"})
@@ -195,7 +214,7 @@ def to_cases(
         for column, cells in media:
             where = _where(pos, label)
             row_media += _content(
-                problems, no_media, _media, cells[pos], column, where, check_files
+                problems, no_media, _media, cells[pos], column, where, check_files, roots
             )
         rubric = None
         if rubrics is not None:
@@ -294,13 +313,74 @@ def _media_columns(frame: pd.DataFrame, mapped: str | None) -> list[str]:
     return [lower[name] for name in MEDIA_COLUMNS if name in lower]
 
 
-def _media(value: Any, column: str, where: str, check_files: bool) -> list[Media]:
+@dataclass(frozen=True)
+class ImageRoots:
+    """Where a data row's local images are read from: ``base`` for relative paths, and
+    only files inside one of ``folders`` (resolved)."""
+
+    base: Path
+    folders: tuple[Path, ...]
+
+
+def image_roots(
+    data_dir: str | os.PathLike[str] | None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+) -> ImageRoots:
+    """The data's folder (the working folder for data in memory), the folders the user
+    allowed, and the shipped demo pictures."""
+    base = Path(data_dir) if data_dir is not None else Path.cwd()
+    if isinstance(image_dirs, str | os.PathLike):
+        image_dirs = [image_dirs]
+    folders = [base, *(Path(d).expanduser() for d in image_dirs or ()), _DEMO_IMAGES]
+    resolved = []
+    for folder in folders:
+        try:
+            resolved.append(folder.resolve())
+        except (OSError, RuntimeError):
+            continue
+    return ImageRoots(base, tuple(resolved))
+
+
+_DEMO_IMAGES = Path(__file__).resolve().parent / "demo_images"
+
+
+def _confined(text: str, column: str, where: str, roots: ImageRoots) -> Path:
+    """The file a row's image path names, refused when it is outside the allowed folders."""
+    cell = f"{where}, column {column!r}: image file {_shown(text)}"
+    if text.startswith("~"):
+        raise DataError(
+            f"{cell} starts with '~': paths in data are not expanded; give it relative to "
+            f"the data's folder {roots.base}"
+        )
+    given = Path(text)
+    try:
+        real = (given if given.is_absolute() else roots.base / given).resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise DataError(f"{cell} cannot be read (not a usable path)") from None
+    if not any(real.is_relative_to(folder) for folder in roots.folders):
+        raise DataError(
+            f"{cell} is outside the data's folder {roots.base} and the allowed image "
+            "folders; pass image_dirs=[...] (--allow-images DIR on the command line) to "
+            "read images from elsewhere"
+        )
+    return real
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 200 else text[:100] + "…" + text[-60:])
+
+
+def _media(
+    value: Any, column: str, where: str, check_files: bool, roots: ImageRoots | None = None
+) -> list[Media]:
+    if roots is None:
+        roots = image_roots(None)
     if _missing(value):
         return []
     if isinstance(value, list | tuple):
-        return [m for v in value for m in _media(v, column, where, check_files)]
+        return [m for v in value for m in _media(v, column, where, check_files, roots)]
     if isinstance(value, Mapping):
-        return _media_from_contents(value, column, where, check_files)
+        return _media_from_contents(value, column, where, check_files, roots)
     if not isinstance(value, str):
         raise DataError(
             f"{where}, column {column!r}: an image must be text, got {type(value).__name__}"
@@ -315,21 +395,27 @@ def _media(value: Any, column: str, where: str, check_files: bool) -> list[Media
             raise DataError(
                 f"{where}, column {column!r}: looks like JSON but does not parse ({exc.msg})"
             ) from None
-        return _media_from_contents(parsed, column, where, check_files)
+        return _media_from_contents(parsed, column, where, check_files, roots)
     media = Media(source=text, mime_type=_guess_mime(text), column=column)
-    if media.kind == "file" and check_files:
-        path = Path(text).expanduser()
-        if not path.is_file():
+    if media.kind == "file":
+        path = _confined(text, column, where, roots)
+        try:
+            found = path.is_file()
+        except OSError:
+            found = False
+        if check_files and not found:
             raise DataError(
-                f"{where}, column {column!r}: image file {text!r} cannot be read (no such file)"
+                f"{where}, column {column!r}: image file {_shown(text)} cannot be read "
+                "(no such file)"
             )
+        media = Media(source=str(path), mime_type=media.mime_type, column=column)
     if media.kind == "data" and "," not in text:
         raise DataError(f"{where}, column {column!r}: malformed data URI")
     return [media]
 
 
 def _media_from_contents(
-    value: Mapping[str, Any], column: str, where: str, check_files: bool
+    value: Mapping[str, Any], column: str, where: str, check_files: bool, roots: ImageRoots
 ) -> list[Media]:
     """The Vertex dataset form: {"contents": [{"parts": [{"file_data": {...}}]}]}."""
     out: list[Media] = []
@@ -340,7 +426,7 @@ def _media_from_contents(
         for part in (content or {}).get("parts", []) if isinstance(content, Mapping) else []:
             data = part.get("file_data") if isinstance(part, Mapping) else None
             if isinstance(data, Mapping) and data.get("file_uri"):
-                for m in _media(str(data["file_uri"]), column, where, check_files):
+                for m in _media(str(data["file_uri"]), column, where, check_files, roots):
                     out.append(Media(m.source, data.get("mime_type") or m.mime_type, column))
             inline = part.get("inline_data") if isinstance(part, Mapping) else None
             if isinstance(inline, Mapping) and inline.get("data"):

@@ -7,6 +7,7 @@ never regenerated, so a revised rubric survives re-running the notebook.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -189,6 +190,7 @@ async def agenerate_rubrics(
     judge: Judge | str | None = None,
     mapping: Mapping[str, str] | None = None,
     column: str = "rubric",
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`generate_rubrics`."""
     generator = metric if isinstance(metric, RubricGenerator) else metric.generator
@@ -201,6 +203,10 @@ async def agenerate_rubrics(
         frame,
         mapping={**(mapping or {}), "rubric": column} if column in frame else mapping,
         need_response=False,
+        image_dirs=image_dirs,  # local images: the data's folder and these only
+        data_dir=os.path.dirname(os.fspath(data)) or "."
+        if isinstance(data, str | os.PathLike)
+        else None,
     )
     results = await generate_for_cases(cases, generator, judge_obj)
     frame[column] = pd.Series([g.rubric for g in results], index=frame.index, dtype=object)
@@ -219,11 +225,17 @@ def generate_rubrics(
     judge: Judge | str | None = None,
     mapping: Mapping[str, str] | None = None,
     column: str = "rubric",
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> pd.DataFrame:
     """Return a copy of ``data`` with a ``rubric`` column holding a :class:`Rubric` per case.
 
     Rows that already have a rubric keep it. Extra fields the generator returns (e.g.
     ``image_description``) become columns; ``rubric_raw_output`` and ``rubric_error`` keep what
-    the judge said, so a failed row can be read and fixed by hand.
+    the judge said, so a failed row can be read and fixed by hand. Local images are read from
+    the data file's folder (the working folder for data in memory) and ``image_dirs`` only.
     """
-    return run_sync(agenerate_rubrics(data, metric, judge=judge, mapping=mapping, column=column))
+    return run_sync(
+        agenerate_rubrics(
+            data, metric, judge=judge, mapping=mapping, column=column, image_dirs=image_dirs
+        )
+    )

@@ -62,7 +62,7 @@ def require_text(text: object) -> str:
 
 # An opening fence with an optional language tag, its body, then a closing fence or the end
 # of the text (a reply cut off inside its fence still yields its body).
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE_OPEN = re.compile(r"```[ \t]*[A-Za-z0-9_+.-]*[^\n`]*\n")
 
 
 class _Conflict(ValueError):
@@ -91,10 +91,19 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_no_conflicts)
 _Kind = type[dict] | type[list] | None  # type: ignore[type-arg]
 
 
-def _fences(text: str) -> list[str]:
+def _fences(text: str) -> list[tuple[int, str]]:
+    """``(offset of the body, body)`` of each fenced block, in order."""
     if "```" not in text:  # a bare JSON answer: no regex scan
         return []
-    return [m.group(2) for m in _FENCE.finditer(text)]
+    out = []
+    pos = 0
+    while (m := _FENCE_OPEN.search(text, pos)) is not None:
+        close = text.find("```", m.end())  # str.find: a lazy regex body costs ~0.1 ms a reply
+        out.append((m.end(), text[m.end() : len(text) if close < 0 else close]))
+        if close < 0:
+            break
+        pos = close + 3
+    return out
 
 
 def _kind_ok(value: Any, expect: _Kind) -> bool:
@@ -146,32 +155,65 @@ def _brackets(text: str) -> Iterator[tuple[int, str, int]]:
             in_string = True
 
 
-def _top_level_starts(text: str, expect: _Kind) -> Iterator[int]:
-    """Opening brackets outside any other bracket (string-aware inside brackets).
+_OPENER = re.compile(r"[{\[]")
+_SPAN_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\]]', re.DOTALL)
+# how JSON itself goes on after an opening bracket: a later text that starts like this is an
+# answer (maybe cut off), not braces in prose like "{a, b}" or "[note]"
+_JSON_START = re.compile(r'\{\s*["}]|\[\s*(?:[{\["\]\d-]|true\b|false\b|null\b)')
 
-    A reply cut off mid-object must not yield the complete objects nested in it: those
-    are parts of the answer, not the answer, and are left to repair.
+
+def _span_end(text: str, start: int) -> int | None:
+    """Index just past the bracket that closes the one at ``start`` (string-aware); None
+    when it is never closed."""
+    depth = 0
+    for m in _SPAN_TOKEN.finditer(text, start):
+        ch = m.group()[0]
+        if ch == '"':
+            continue
+        depth += 1 if ch in "{[" else -1
+        if depth <= 0:
+            return m.end()
+    return None
+
+
+_Found = tuple[int, int, Any]  # (start, end, value) of a JSON value in the text
+
+
+def _scan(
+    text: str, known: Mapping[int, tuple[int, Any]]
+) -> tuple[list[_Found], list[tuple[int, int | None]]]:
+    """JSON values in ``text`` outside any other bracket, in order: the strictly decoded ones,
+    and the starts of the others (``end`` None when a bracket never closes: the scan stops).
+
+    ``known`` holds values already decoded (fenced blocks) by their start, so a fenced
+    answer is not decoded twice.
     """
-    openers = _openers(expect)
-    found = 0
-    for i, ch, depth in _brackets(text):
-        if depth == 0 and ch in openers:
-            yield i
-            found += 1
-            if found >= _MAX_SCAN_STARTS:
-                return
-
-
-def _inline_strict(text: str, expect: _Kind) -> Iterator[Any]:
-    """JSON values embedded in prose, found by decoding from each opening bracket."""
-    for start in _top_level_starts(text, expect):
+    found: list[_Found] = []
+    loose: list[tuple[int, int | None]] = []
+    pos = 0
+    for _ in range(_MAX_SCAN_STARTS):
+        m = _OPENER.search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        hit = known.get(start)
+        if hit is not None:
+            found.append((start, *hit))
+            pos = hit[0]
+            continue
         try:
-            value, _ = _DECODER.raw_decode(text, start)
+            value, pos = _DECODER.raw_decode(text, start)
         except _Conflict:
             raise
         except (ValueError, RecursionError):
+            end = _span_end(text, start)
+            loose.append((start, end))
+            if end is None:
+                break
+            pos = end
             continue
-        yield value
+        found.append((start, pos, value))
+    return found, loose
 
 
 _STRING_OR_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,\s*[}\]]', re.DOTALL)
@@ -250,24 +292,27 @@ def _closes(body: str) -> bool:
 
 
 def extract_json(text: str, *, expect: _Kind = None) -> Any:
-    """The JSON object or array a judge wrote, wherever it put it.
+    """The JSON object or array a judge wrote, wherever it put it: its last complete answer.
 
-    Order of attempts; the first value of the expected kind wins:
-
-    1. strict ``json.loads`` of each fenced block (```json, ```JSON, bare ```), in order;
-    2. strict ``json.loads`` of the whole text;
-    3. strict decoding of JSON embedded in prose, from the first opening bracket on;
-    4. only then near-JSON repair (``json-repair``: trailing commas, single quotes,
-       unquoted keys, Python ``True``/``None``, comments) of each fenced block, then of the
-       text from its first opening bracket, and only when that JSON is closed: a cut-off
-       answer is an error, never completed by guesswork.
+    1. strict ``json.loads`` of the whole text (a bare JSON answer: nothing else is looked at);
+    2. strict decoding of every fenced block (```json, ```JSON, bare ```) and every JSON value
+       embedded in prose; the **last** one of the expected kind is the answer, because judges
+       that reason first write drafts before their final verdict;
+    3. JSON that starts after that answer (``{"`` or ``[{``...) and needs repair is a later
+       answer still: it wins when repair reads it, is an error when it cannot be read, and
+       an error when it stops before it is closed (a cut-off final answer is never replaced
+       by the draft before it);
+    4. with no strict value at all, near-JSON repair (``json-repair``: trailing commas, single
+       quotes, unquoted keys, Python ``True``/``None``, comments) of the last JSON-looking
+       value, then of each fenced block and of the text from its first opening bracket, and
+       only when that JSON is closed: a cut-off answer is an error, never completed by
+       guesswork.
 
     A key given twice in one object with different values is an error at every step.
 
-    Strict readings always beat repaired ones, so a valid block later in the text wins
-    over an earlier block that needs repair. ``expect`` is ``dict``, ``list`` or ``None``
-    (either container). A bare string or number is never accepted from repair, and with
-    ``expect=None`` only a whole-text strict parse may return a scalar.
+    ``expect`` is ``dict``, ``list`` or ``None`` (either container; an object then beats a
+    stray array in the prose). A bare string or number is never accepted from repair, and
+    with ``expect=None`` only a whole-text strict parse may return a scalar.
     """
     raw = require_text(text)
     if expect not in (None, dict, list):
@@ -280,31 +325,41 @@ def extract_json(text: str, *, expect: _Kind = None) -> Any:
         ) from None
 
 
+def _what(expect: _Kind) -> str:
+    if expect is dict:
+        return "JSON object"
+    return "JSON array" if expect is list else "JSON object or array"
+
+
 def _extract(raw: str, expect: _Kind) -> Any:
     fences = _fences(raw)
     stripped = raw.strip()
-    for candidate in fences:
-        for value in _strict(candidate):
-            if _kind_ok(value, expect):
-                return value
-    for value in _strict(stripped):
+    for value in _strict(stripped):  # the hot path: a bare JSON answer
         if _kind_ok(value, expect) or (expect is None and not fences):
             return value
-    for value in _inline_strict(raw, expect):
-        if _kind_ok(value, expect):
-            return value
+    in_fences: dict[int, tuple[int, Any]] = {}
+    for offset, body in fences:
+        for value in _strict(body):
+            start = offset + len(body) - len(body.lstrip())
+            in_fences[start] = (offset + len(body.rstrip()), value)
+    found, loose = _scan(raw, in_fences)
+    scanned = {start for start, _, _ in found}
+    found += [(s, *hit) for s, hit in in_fences.items() if s not in scanned]
+    fits = sorted((f for f in found if _kind_ok(f[2], expect)), key=lambda f: f[0])
+    if expect is None and any(isinstance(f[2], dict) for f in fits):
+        fits = [f for f in fits if isinstance(f[2], dict)]  # a stray "[1]" is not the answer
+    after = fits[-1][1] if fits else 0
+    later = [(s, e) for s, e in loose if s >= after and _json_like(raw, s, expect)]
+    if fits or len(later) > 1:
+        if later:
+            return _later_answer(raw, later[-1], expect)
+        return fits[-1][2]
     unclosed: list[str] = []
-    for candidate in [*fences, raw]:
+    for candidate in [*(body for _, body in fences), raw]:
         for value in _repaired(candidate, expect, unclosed):
             if _kind_ok(value, expect):
                 return value
-    what = (
-        "JSON object"
-        if expect is dict
-        else "JSON array"
-        if expect is list
-        else "JSON object or array"
-    )
+    what = _what(expect)
     if not stripped:
         raise ParseError(f"expected a {what}, got an empty reply", raw)
     if unclosed:
@@ -314,6 +369,38 @@ def _extract(raw: str, expect: _Kind) -> Any:
             raw,
         )
     raise ParseError(f"no readable {what} found in the judge output", raw)
+
+
+def _json_like(text: str, start: int, expect: _Kind) -> bool:
+    return text[start] in _openers(expect) and _JSON_START.match(text, start) is not None
+
+
+def _later_answer(raw: str, span: tuple[int, int | None], expect: _Kind) -> Any:
+    """The judge's last answer, which needs repair: read it, or say why it cannot be read
+    (an earlier draft is never taken for it)."""
+    start, end = span
+    what = _what(expect)
+    if end is None:
+        raise ParseError(
+            f"the last {what} stops before it is closed: the answer looks cut off, and an "
+            "earlier draft is never taken for the final answer",
+            raw,
+        )
+    body = raw[start:end]
+    for value in _strict(_drop_trailing_commas(body)):
+        if _kind_ok(value, expect):
+            return value
+    try:
+        value = _fix_surrogates(json_repair.loads(body))
+    except Exception:  # json-repair is best effort; any failure means "not repairable"
+        value = None
+    if isinstance(value, dict if body[0] == "{" else list) and _kind_ok(value, expect):
+        return value
+    raise ParseError(
+        f"the last {what} in the answer cannot be read, and an earlier draft is never taken "
+        "for the final answer",
+        raw,
+    )
 
 
 # --------------------------------------------------------------------------------------

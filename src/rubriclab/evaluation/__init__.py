@@ -43,6 +43,7 @@ async def aevaluate(
     on_rows: Callable[[pd.DataFrame], None] | None = None,
     chunk_rows: int | None = None,
     output: str | os.PathLike[str] | None = None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> EvalResult:
     """Async form of :func:`evaluate`.
 
@@ -53,7 +54,9 @@ async def aevaluate(
     and ``chunk_rows`` is its chunk size.
     """
     if output is not None or streams(data):
-        return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
+        return await _streamed(
+            data, metrics, judge, model, mapping, partition, output, chunk_rows, image_dirs
+        )
     if partition is not None or _is_traces(data):
         return await _traces(data, metrics, judge, partition)
     return await evaluate_frame(
@@ -64,6 +67,7 @@ async def aevaluate(
         mapping=mapping,
         on_rows=on_rows,
         chunk_rows=chunk_rows,
+        image_dirs=image_dirs,
     )
 
 
@@ -78,6 +82,7 @@ def evaluate(
     display: bool = False,
     output: str | os.PathLike[str] | None = None,
     chunk_rows: int | None = None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> EvalResult:
     """Judge every row of ``data`` with every metric and return an :class:`EvalResult`.
 
@@ -91,6 +96,10 @@ def evaluate(
     file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a time (10,000 by
     default), each finished chunk is saved, memory stays bounded, the same call resumes an
     interrupted run, and the result reads its table from the file when first asked.
+
+    Local image files named in the data are read only from the data file's folder (the
+    working folder for a DataFrame) and the folders in ``image_dirs``: data is often someone
+    else's, and a row must not send the user's own files to a judge.
     """
     if display:
         if output is not None:
@@ -105,7 +114,15 @@ def evaluate(
             )
         result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
-                aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
+                aevaluate(
+                    data,
+                    metrics,
+                    judge=judge,
+                    model=model,
+                    mapping=mapping,
+                    on_rows=on_rows,
+                    image_dirs=image_dirs,
+                )
             ),
             rows=_row_count(data),
         )
@@ -120,6 +137,7 @@ def evaluate(
             partition=partition,
             output=output,
             chunk_rows=chunk_rows,
+            image_dirs=image_dirs,
         )
     )
 
@@ -160,17 +178,37 @@ async def _streamed(
     partition: str | None,
     output: str | os.PathLike[str] | None,
     chunk_rows: int | None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> EvalResult:
     """Chunked runs live in ``stream``; without ``output`` the chunks' results join in memory."""
     if partition is not None or _is_traces(data):
         raise ValueError("traces cannot be streamed: drop output= / chunk_rows= for traces")
     rows = chunk_rows or DEFAULT_CHUNK_ROWS
+    where = (
+        (os.path.dirname(os.fspath(data)) or ".") if isinstance(data, str | os.PathLike) else None
+    )
     if output is not None:
         return await astream_evaluate(
-            data, metrics, output=output, chunk_rows=rows, judge=judge, model=model, mapping=mapping
+            data,
+            metrics,
+            output=output,
+            chunk_rows=rows,
+            judge=judge,
+            model=model,
+            mapping=mapping,
+            image_dirs=image_dirs,
+            data_dir=where,
         )
     parts = [
-        await evaluate_frame(chunk, metrics, judge=judge, model=model, mapping=mapping)
+        await evaluate_frame(
+            chunk,
+            metrics,
+            judge=judge,
+            model=model,
+            mapping=mapping,
+            image_dirs=image_dirs,
+            data_dir=where,
+        )
         for chunk in iter_chunks(data, rows)
     ]
     if not parts:

@@ -8,6 +8,7 @@ computation metrics needs none and is never labelled with a mock judge.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -132,8 +133,13 @@ async def evaluate_frame(
     mapping: Mapping[str, str] | None = None,
     on_rows: Callable[[pd.DataFrame], None] | None = None,
     chunk_rows: int | None = None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
     """Judge a table held in memory (a DataFrame, records or a file) with every metric.
+
+    Local images named in the rows are read from the data file's folder (``data_dir``, or
+    the working folder for data in memory) and ``image_dirs`` only (see ``data.to_cases``).
 
     ``on_rows`` (the live view's hook) is called with each block of finished rows, every
     metric's columns filled, in row order; rows are then judged ``chunk_rows`` at a time (by
@@ -142,11 +148,19 @@ async def evaluate_frame(
     check_metrics(metrics)
     with run_scope():  # judge.last_run then covers the whole evaluate, re-asks included
         run_judge = RunJudge(judge)
+        if data_dir is None and isinstance(data, str | os.PathLike):
+            data_dir = os.path.dirname(os.fspath(data)) or "."
         frame = to_frame(data).copy()
         if model is not None:
             frame = await generate_responses(frame, model, mapping)
         # a pairwise row without a baseline becomes that row's error, not a failed run
-        cases = to_cases(frame, mapping=mapping, need_response=model is None)
+        cases = to_cases(
+            frame,
+            mapping=mapping,
+            need_response=model is None,
+            image_dirs=image_dirs,
+            data_dir=data_dir,
+        )
         table = frame.copy()
         if on_rows is not None and cases:
             table, infos, stats, asked = await _run_in_blocks(

@@ -9,17 +9,27 @@ file that says how many chunks are finished and holds the running summaries. A k
 finished chunks, and the judge's cache answers what the unfinished chunk had already asked.
 When the source is exhausted the chunks are joined into ``output`` (one Parquet row group or a
 run of JSONL lines per chunk, behind a header holding the summary), again by rename.
+
+A run holds an exclusive lock on its partial folder (a second run on the same output is
+refused at once, never interleaved) and writes under names no other process uses. Each
+finished chunk's input is hashed: a resumed run whose source reads differently is refused
+(the rows would be half old, half new), and a finished file records a file source's size and
+modification time, so a changed source is not answered with the old results. The summary in
+the finished file is recomputed from the chunk files themselves, never taken from the state.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import math
 import os
+import secrets
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -285,7 +295,12 @@ def _pieces(source: Any, chunk_rows: int) -> Iterator[pd.DataFrame]:
 
 
 def _read_file(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
-    if not path.exists():
+    try:
+        found = path.exists()
+    except OSError as exc:  # a name too long, a loop of links...
+        shown = str(path) if len(str(path)) <= 200 else str(path)[:100] + "…"
+        raise DataError(f"data file {shown!r} cannot be read ({exc.strerror or exc})") from None
+    if not found:
         raise DataError(f"data file {path} does not exist")
     suffix = path.suffix.lower()
     if suffix == ".parquet":
@@ -357,10 +372,16 @@ class _State:
     is_mock: bool = False
     columns: list[str] = field(default_factory=list)
     json_columns: list[str] = field(default_factory=list)
+    #: per finished chunk, a hash of the rows it read (a resumed run checks its source)
+    chunk_hashes: list[str] = field(default_factory=list)
+    #: a file source's size and modification time when the run started
+    source: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": _STATE_VERSION,
+            "chunk_hashes": self.chunk_hashes,
+            "source": self.source,
             "fingerprint": self.fingerprint,
             "chunk_rows": self.chunk_rows,
             "chunks": self.chunks,
@@ -388,6 +409,8 @@ class _State:
             is_mock=bool(data.get("is_mock", False)),
             columns=list(data.get("columns", [])),
             json_columns=list(data.get("json_columns", [])),
+            chunk_hashes=[str(h) for h in data.get("chunk_hashes", [])],
+            source=_source_stamp(data.get("source")),
         )
 
 
@@ -413,32 +436,166 @@ async def astream_evaluate(
     judge_obj = _run_judge(judge)
     fingerprint = _fingerprint(metrics, judge_obj, source, chunk_rows)
     partial = out.with_name(out.name + ".partial")
+    stamp = _file_stamp(source)
     if out.exists():
-        return _finished(out, partial, fingerprint)
-    state = _load_state(partial, fingerprint, chunk_rows)
+        return _finished(out, partial, fingerprint, stamp)
     parquet = out.suffix.lower() == ".parquet"
     if parquet:
         _need_pyarrow()
-    run_judge, chunk_cache = _chunk_judge(judge_obj, partial) if judge_obj else (None, None)
-    skip = state.chunks * chunk_rows
-    for chunk in iter_chunks(source, chunk_rows):
-        if chunk.index.start < skip:  # type: ignore[attr-defined]
-            continue  # finished before an interruption: already in a chunk file
-        result = await evaluate_frame(chunk, metrics, judge=run_judge, **options)
-        for column in _write_chunk(partial, state.chunks, result, parquet):
-            if column not in state.json_columns:
-                state.json_columns.append(column)
-        _advance(state, result, len(chunk))
-        _write_json_atomic(partial / "state.json", state.to_dict())
-        if chunk_cache is not None:
-            chunk_cache.clear()  # saved in the chunk file: the answers are not needed again
-    _CHUNK_CACHES.pop(str(partial.resolve()), None)
-    if state.chunks == 0:
+    with _locked(partial, out):
+        if out.exists():  # another run finished it just now
+            return _finished(out, partial, fingerprint, stamp)
+        state = _load_state(partial, fingerprint, chunk_rows)
+        # the rows already judged are checked against the data as it is now (chunk hashes),
+        # so the finished file describes the source as this run found it
+        state.source = stamp
+        run_judge, chunk_cache = _chunk_judge(judge_obj, partial) if judge_obj else (None, None)
+        seen = 0
+        for chunk in iter_chunks(source, chunk_rows):
+            digest = _chunk_digest(chunk)
+            if seen < state.chunks:  # finished before an interruption: already in a chunk file
+                _same_rows(state, seen, digest, partial)
+                seen += 1
+                continue
+            result = await evaluate_frame(chunk, metrics, judge=run_judge, **options)
+            for column in _write_chunk(partial, state.chunks, result, parquet):
+                if column not in state.json_columns:
+                    state.json_columns.append(column)
+            _advance(state, result, len(chunk))
+            state.chunk_hashes.append(digest)
+            seen += 1
+            _write_json_atomic(partial / "state.json", state.to_dict())
+            if chunk_cache is not None:
+                chunk_cache.clear()  # saved in the chunk file: the answers are not needed again
+        _CHUNK_CACHES.pop(str(partial.resolve()), None)
+        if seen < state.chunks:
+            raise DataError(
+                f"the data now has fewer rows than the {state.rows} the unfinished run in "
+                f"{str(partial)!r} already judged: it changed since that run started; delete "
+                f"{str(partial)!r} to start over, or restore the data"
+            )
+        if state.chunks == 0:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise DataError("the data has no rows to evaluate")
+        _assemble(out, partial, state, parquet)
         shutil.rmtree(partial, ignore_errors=True)
-        raise DataError("the data has no rows to evaluate")
-    _assemble(out, partial, state, parquet)
-    shutil.rmtree(partial, ignore_errors=True)
     return open_result(out)
+
+
+def _same_rows(state: _State, k: int, digest: str, partial: Path) -> None:
+    """Refuse to resume when finished chunk ``k`` would read other rows now (a state from
+    before chunk hashes were kept cannot be checked, and is trusted as before)."""
+    if k < len(state.chunk_hashes) and state.chunk_hashes[k] != digest:
+        first, last = k * state.chunk_rows, (k + 1) * state.chunk_rows - 1
+        raise DataError(
+            f"the data changed since the unfinished run in {str(partial)!r} started: rows "
+            f"{first}-{last} (chunk {k + 1}, already judged) read differently now, and "
+            f"resuming would mix old and new rows; delete {str(partial)!r} to start over, or "
+            "restore the data"
+        )
+
+
+def _chunk_digest(chunk: pd.DataFrame) -> str:
+    """A hash of a chunk's columns and cells (what it read), the same for the same rows."""
+    h = hashlib.sha256(json.dumps([str(c) for c in chunk.columns]).encode())
+    for name in chunk.columns:
+        column = chunk[name]
+        if column.dtype == object:  # text, lists, dicts, bytes: their JSON text
+            h.update(json.dumps(column.tolist(), default=_digest_default).encode())
+        else:
+            h.update(str(column.dtype).encode())
+            h.update(pd.util.hash_pandas_object(column, index=False).to_numpy().tobytes())
+    return h.hexdigest()[:32]
+
+
+def _digest_default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return hashlib.sha256(value).hexdigest()
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
+    if callable(tolist):
+        return tolist()
+    return repr(value)
+
+
+def _file_stamp(source: Any) -> dict[str, int] | None:
+    """A file source's size and modification time (None for other sources)."""
+    if not isinstance(source, str | os.PathLike):
+        return None
+    try:
+        st = os.stat(source)
+    except (OSError, ValueError):
+        return None
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _source_stamp(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return {"size": int(value["size"]), "mtime_ns": int(value["mtime_ns"])}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+_LOCK_NAME = ".lock"
+
+
+@contextmanager
+def _locked(partial: Path, out: Path) -> Iterator[None]:
+    """Hold the exclusive lock of ``partial`` (created if needed) for a run.
+
+    A second run on the same output is refused at once with a clear error. The lock file's
+    folder may be removed by a run finishing as this one takes it: then it is taken again.
+    """
+    for _ in range(20):
+        partial.mkdir(parents=True, exist_ok=True)
+        path = partial / _LOCK_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except FileNotFoundError:  # the folder went as we opened it
+            continue
+        if not _try_lock(fd):
+            os.close(fd)
+            raise ValueError(
+                f"another run is writing {str(out)!r} now (it holds the lock in "
+                f"{str(partial)!r}); wait for it to finish, or pass another output="
+            )
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if not same:  # locked a file a finished run had just removed: take the new one
+            os.close(fd)
+            continue
+        try:
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+        return
+    raise ValueError(f"could not lock {str(partial)!r}; is another run starting and ending?")
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _temp(path: Path) -> Path:
+    """A temp name beside ``path`` that no other writer uses."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
 #: per unfinished output, the memory cache of its chunk in flight (kept for a re-run in the
@@ -506,7 +663,9 @@ def _judge_spec(judge: Any) -> Any:
     return [getattr(judge, "spec", None), getattr(judge, "model", None)]
 
 
-def _finished(out: Path, partial: Path, fingerprint: str) -> FileResult:
+def _finished(
+    out: Path, partial: Path, fingerprint: str, stamp: dict[str, int] | None
+) -> FileResult:
     try:
         done = open_result(out)
     except (ValueError, OSError) as exc:
@@ -519,7 +678,16 @@ def _finished(out: Path, partial: Path, fingerprint: str) -> FileResult:
             f"output {str(out)!r} already holds a run with other metrics, judge, data or "
             "chunk_rows; delete it or pass another output="
         )
-    shutil.rmtree(partial, ignore_errors=True)  # a run killed between rename and clean-up
+    was = _source_stamp(done.stream_source)
+    if stamp is not None and was is not None and was != stamp:
+        raise ValueError(
+            f"output {str(out)!r} holds the results of the data file as it was; the file has "
+            "changed since (size or modification time); delete the output to judge it again, "
+            "or pass another output="
+        )
+    if partial.exists():  # a run killed between rename and clean-up (never a live run's)
+        with contextlib.suppress(ValueError), _locked(partial, out):
+            shutil.rmtree(partial, ignore_errors=True)
     return done
 
 
@@ -539,7 +707,10 @@ def _load_state(partial: Path, fingerprint: str, chunk_rows: int) -> _State:
             )
     else:
         state = _State(fingerprint, chunk_rows)
-    partial.mkdir(parents=True, exist_ok=True)
+    for stale in partial.glob("*.tmp"):  # a killed writer's (this run holds the lock)
+        stale.unlink()
+    for stale in partial.parent.glob(f"{glob.escape(partial.name.removesuffix('.partial'))}.*.tmp"):
+        stale.unlink()  # a killed run's unfinished output file
     for stale in partial.glob("chunk-*"):  # written after the last state: the chunk in flight
         if _chunk_number(stale) >= state.chunks:
             stale.unlink()
@@ -558,7 +729,7 @@ def _chunk_path(partial: Path, k: int, parquet: bool) -> Path:
 def _write_chunk(partial: Path, k: int, result: EvalResult, parquet: bool) -> list[str]:
     """Write one chunk as the saved format has it; returns Parquet's JSON-text columns."""
     path = _chunk_path(partial, k, parquet)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = _temp(path)
     json_columns: list[str] = []
     if parquet:
         import pyarrow as pa
@@ -614,7 +785,11 @@ def _header(state: _State, parquet: bool) -> dict[str, Any]:
         "rows": state.rows,
         "summary": {k: v.summary().model_dump() for k, v in state.running.items()},
         "agreement": {k: v.agreement() for k, v in state.running.items() if v.panel is not None},
-        "stream": {"fingerprint": state.fingerprint, "chunk_rows": state.chunk_rows},
+        "stream": {
+            "fingerprint": state.fingerprint,
+            "chunk_rows": state.chunk_rows,
+            "source": state.source,
+        },
     }
     if parquet:  # JSONL holds nested values as real JSON; Parquet as JSON text, named here
         header["json_columns"] = state.json_columns
@@ -622,9 +797,15 @@ def _header(state: _State, parquet: bool) -> dict[str, Any]:
 
 
 def _assemble(out: Path, partial: Path, state: _State, parquet: bool) -> None:
-    """Join the chunk files into ``out`` (temp file, then rename), one piece at a time."""
-    tmp = out.with_name(out.name + ".tmp")
+    """Join the chunk files into ``out`` (temp file, then rename), one piece at a time.
+
+    The summary and row count in the header are recomputed from the chunk files (one chunk
+    in memory at a time): what the file says is what its rows say, whatever the state holds,
+    and chunk files that do not hold the rows the run judged are an error, not a result.
+    """
+    tmp = _temp(out)
     parts = [_chunk_path(partial, k, parquet) for k in range(state.chunks)]
+    state.running, state.rows = _summaries_of(parts, state, parquet, partial)
     header = _header(state, parquet)
     if parquet:
         _join_parquet(parts, tmp, header)
@@ -637,6 +818,60 @@ def _assemble(out: Path, partial: Path, state: _State, parquet: bool) -> None:
             fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, out)
+
+
+def _summaries_of(
+    parts: list[Path], state: _State, parquet: bool, partial: Path
+) -> tuple[dict[str, RunningSummary], int]:
+    """Every metric's running summary and the row count, read back from the chunk files."""
+    kinds = {str(m.get("name")): m.get("kind") for m in state.metrics if isinstance(m, Mapping)}
+    running = {name: RunningSummary(pairwise=kind == "pairwise") for name, kind in kinds.items()}
+    wanted = {col(n, f) for n in kinds for f in (SCORE, PASSED, SWAP_CONSISTENT, CRITERIA, JUDGES)}
+    rows = 0
+    for k, part in enumerate(parts):
+        try:
+            block = _read_chunk(part, wanted, parquet)
+        except (OSError, ValueError) as exc:
+            raise DataError(
+                f"chunk file {part.name} in {str(partial)!r} is unreadable ({exc}); delete "
+                f"{str(partial)!r} to start over"
+            ) from None
+        expected = min(state.chunk_rows, state.rows - k * state.chunk_rows)
+        if len(block) != expected:
+            raise DataError(
+                f"chunk file {part.name} in {str(partial)!r} holds {len(block)} rows, not the "
+                f"{expected} judged (was it written by two runs at once?); delete "
+                f"{str(partial)!r} to start over"
+            )
+        rows += len(block)
+        for name, summary in running.items():
+            if col(name, SCORE) in block:
+                summary.add_frame(block, name)
+            else:  # a chunk without the metric's columns: its rows are unscored
+                summary.add([None] * len(block))
+    return running, rows
+
+
+def _read_chunk(part: Path, wanted: set[str], parquet: bool) -> pd.DataFrame:
+    """The columns of ``wanted`` that a chunk file has (and its row count)."""
+    if parquet:
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(part) as pf:
+            names = [n for n in pf.schema_arrow.names if n in wanted]
+            table = pf.read(columns=names)
+            return table.to_pandas() if names else pd.DataFrame(index=range(table.num_rows))
+    records = []
+    with part.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise ValueError(f"line {number} is not JSON") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"line {number} is not a row")
+            records.append({c: v for c, v in record.items() if c in wanted})
+    return pd.DataFrame.from_records(records, index=range(len(records)))
 
 
 def _join_parquet(parts: list[Path], tmp: Path, header: Mapping[str, Any]) -> None:
@@ -673,7 +908,7 @@ def _conform(table: Any, schema: Any) -> Any:
 
 
 def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = _temp(path)
     with tmp.open("w", encoding="utf-8") as fh:
         json.dump(data, fh)
         fh.flush()

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 import warnings
@@ -184,6 +185,51 @@ _strict_json = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 """The key's JSON where every value is JSON already: the same text, or a TypeError."""
 
 
+_APP_ID = 0x52424C43  # "RBLC" in the SQLite header: a cache file rubriclab made
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _header(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(100)
+    except OSError:
+        return b""
+
+
+def _made_by_us(path: Path) -> bool:
+    """Whether ``path`` is an SQLite file bearing rubriclab's application id (readable from
+    the header even when the rest of the file is damaged)."""
+    head = _header(path)
+    return (
+        len(head) == 100
+        and head.startswith(_SQLITE_MAGIC)
+        and int.from_bytes(head[68:72], "big") == _APP_ID
+    )
+
+
+def _legacy_cache(path: Path) -> bool:
+    """A cache from before the application id: an SQLite file holding our ``replies`` table
+    and nothing but our tables (read-only look; a damaged file is not taken for one)."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except (sqlite3.Error, OSError, ValueError):
+        return False
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return "replies" in names and names <= {"replies", "batch_jobs"}
+
+
+def _short(path: Path) -> str:
+    """A path for a one-line message (an over-long one is cut)."""
+    text = str(path)
+    return repr(text if len(text) <= 200 else text[:100] + "…" + text[-60:])
+
+
 def default_cache_path() -> Path:
     """``$RUBRICLAB_CACHE`` if set, else the user cache folder."""
     explicit = os.environ.get("RUBRICLAB_CACHE")
@@ -290,14 +336,20 @@ class Cache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CacheError(
-                f"cannot create the cache folder {str(self.path.parent)!r} ({exc.strerror}): "
-                "pass cache=PATH somewhere writable, or cache=False"
+                f"cannot create the cache folder {_short(self.path.parent)} "
+                f"({exc.strerror or type(exc).__name__}): pass cache=PATH somewhere writable, "
+                "or cache=False"
             ) from None
+        self._check_target()
         try:
             return self._connect()
         except sqlite3.DatabaseError as exc:
-            if not self.path.exists():
-                raise CacheError(f"cannot open cache {str(self.path)!r}: {exc}") from None
+            if not _made_by_us(self.path):  # never move what we did not create
+                raise CacheError(
+                    f"cannot open cache {_short(self.path)} ({exc}); it is not a cache "
+                    "rubriclab made, so it is left as it is: pass another cache=PATH, or "
+                    "cache=False"
+                ) from None
             aside = self._set_aside()
             warnings.warn(
                 f"rubriclab: the cache file {str(self.path)!r} was unreadable ({exc}); it was "
@@ -310,12 +362,47 @@ class Cache:
             except sqlite3.DatabaseError as again:
                 raise CacheError(f"cannot rebuild cache {str(self.path)!r}: {again}") from None
 
+    def _check_target(self) -> None:
+        """Refuse a path that is not a cache file we may use: a folder (``cache: .``), a file
+        that is not SQLite, or another program's SQLite database (never written to)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return  # a new cache
+        except OSError as exc:
+            raise CacheError(
+                f"cannot use cache {_short(self.path)} ({exc.strerror or type(exc).__name__}): "
+                "pass cache=PATH of a cache file, or cache=False"
+            ) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheError(
+                f"cache {_short(self.path)} is a folder or not a regular file; pass cache=PATH "
+                "of a cache file (e.g. judge-cache.sqlite3), or cache=False"
+            )
+        if st.st_size == 0 or _made_by_us(self.path):
+            return
+        head = _header(self.path)
+        if not head.startswith(_SQLITE_MAGIC):
+            raise CacheError(
+                f"cache {_short(self.path)} is not a rubriclab cache (not an SQLite file), so "
+                "it is left as it is: pass another cache=PATH, or delete that file"
+            )
+        if not _legacy_cache(self.path):
+            raise CacheError(
+                f"cache {_short(self.path)} is an SQLite database rubriclab did not create, so "
+                "it is left as it is: pass another cache=PATH"
+            )
+
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
             self.path, timeout=30.0, isolation_level=None, check_same_thread=False
         )
         try:
             conn.execute("PRAGMA busy_timeout=30000")
+            if conn.execute("PRAGMA application_id").fetchone()[0] != _APP_ID:
+                # marked before WAL, so the mark is in the file's own header: only a file
+                # bearing it is ever set aside as corrupt
+                conn.execute(f"PRAGMA application_id={_APP_ID}")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)

@@ -9,7 +9,6 @@ store's package (``gcsfs`` for ``gs://``) when they are installed; when not, the
 from __future__ import annotations
 
 import base64
-import mimetypes
 import os
 import re
 from pathlib import Path
@@ -61,7 +60,7 @@ def image_part(
 ) -> dict[str, Any]:
     """An ``{"type": "image_url", ...}`` part from an http(s) URL, a data URI, a path or bytes."""
     if isinstance(source, bytes):
-        url = _data_uri(source, None, "the given bytes")
+        url = _data_uri(source, "the given bytes")
     elif isinstance(source, str) and source.startswith(("http://", "https://", "data:")):
         if source.startswith("data:") and ";base64," not in source[:100]:
             raise MediaError("image data URI must be base64: 'data:image/png;base64,...'")
@@ -73,7 +72,7 @@ def image_part(
                 f"image {source!r}: {scheme}:// is not read here; use http(s), a data: URI, a "
                 f"local path, or an object store ({', '.join(sorted(_STORE_PACKAGES))})"
             )
-        url = _data_uri(_read_remote(source), mimetypes.guess_type(source)[0], repr(source))
+        url = _data_uri(_read_remote(source), repr(source))
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source).expanduser()
         try:
@@ -81,10 +80,10 @@ def image_part(
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise MediaError(
-                f"image file {str(path)!r} cannot be read ({reason}): pass an http(s) URL, "
+                f"image file {_short(path)} cannot be read ({reason}): pass an http(s) URL, "
                 "a data: URI, or the path of a readable image file"
             ) from None
-        url = _data_uri(data, mimetypes.guess_type(path.name)[0], repr(str(path)))
+        url = _data_uri(data, _short(path))
     else:
         raise TypeError(
             f"image_part() takes a URL, data URI, file path or bytes, not {type(source).__name__}"
@@ -95,6 +94,12 @@ def image_part(
             raise ValueError(f"detail must be 'auto', 'low' or 'high', got {detail!r}")
         image["detail"] = detail
     return {"type": "image_url", "image_url": image}
+
+
+def _short(path: Path) -> str:
+    """A path for a one-line message (an over-long one is cut)."""
+    text = str(path)
+    return repr(text if len(text) <= 200 else text[:100] + "…" + text[-60:])
 
 
 def _read_remote(uri: str) -> bytes:
@@ -126,12 +131,15 @@ def _read_remote(uri: str) -> bytes:
     return data
 
 
-def _data_uri(data: bytes, guessed: str | None, what: str) -> str:
+def _data_uri(data: bytes, what: str) -> str:
+    """A data URI of an image, its type read from its content (never from a file name: a
+    ``notes.png`` holding text, or a key file, is not sent to a judge as an image)."""
     if not data:
         raise MediaError(f"image file {what} is empty")
-    mime = _sniff(data) or guessed
-    if mime is None or not mime.startswith("image/"):
+    mime = _sniff(data)
+    if mime is None:
         raise MediaError(
-            f"image file {what} is not a recognised image (png, jpeg, gif, webp, bmp, svg)"
+            f"image file {what} is not a recognised image by its content (png, jpeg, gif, "
+            "webp, bmp, svg)"
         )
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

@@ -534,6 +534,8 @@ class FileResult(EvalResult):
         }
         self._agreement = {str(k): dict(v) for k, v in (header.get("agreement") or {}).items()}
         self.stream_fingerprint: str | None = (header.get("stream") or {}).get("fingerprint")
+        #: a streamed run's file source as it was judged (size, mtime_ns), None if not a file
+        self.stream_source: Any = (header.get("stream") or {}).get("source")
         self._columns = {str(c) for c in header.get("columns") or []}
 
     def has_column(self, column: str) -> bool:

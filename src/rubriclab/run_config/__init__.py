@@ -437,7 +437,12 @@ def as_config_keys(message: str) -> str:
 
 
 def _resolve_file(path: Path, what: str) -> Path:
-    if not path.is_file():
+    try:
+        found = path.is_file()
+    except OSError as exc:  # a name too long, a loop of links: one line, never a traceback
+        text = str(path) if len(str(path)) <= 120 else str(path)[:80] + "…"
+        raise ConfigError(f"{what}: {text!r} cannot be read ({exc.strerror or exc})") from None
+    if not found:
         raise ConfigError(f"{what}: no file at {path}")
     return path
 

@@ -294,9 +294,18 @@ def cell(kind: str, key: str, value: Any) -> Any:
 
 # -- one case ------------------------------------------------------------------------------------
 def case_payload(
-    source: Source, pos: int, metrics: Sequence[MetricRef] | None = None
+    source: Source,
+    pos: int,
+    metrics: Sequence[MetricRef] | None = None,
+    *,
+    image_roots: Sequence[Path] | None = None,
 ) -> dict[str, Any]:
-    """Everything a person needs to read one case and what the judge said about it."""
+    """Everything a person needs to read one case and what the judge said about it.
+
+    With ``image_roots`` (resolved folders; the first is where relative paths are read from)
+    a local image is embedded only from inside one of them: a report written from a result
+    someone sent must not carry the reader's own pictures away.
+    """
     table = source.table
     if not 0 <= pos < len(table):
         raise IndexError(f"row {pos} is out of range: the result has {len(table)} rows")
@@ -313,7 +322,7 @@ def case_payload(
         for name in input_columns(table)
         if name != id_key and not is_missing(row[name])
     ]
-    images = [img for name in image_columns(table) for img in _images(name, row[name])]
+    images = [img for name in image_columns(table) for img in _images(name, row[name], image_roots)]
     return {
         "row": pos,
         "heading": heading,
@@ -487,14 +496,14 @@ _SUFFIX = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".gif": "gif", ".webp
 _DATA_URI = re.compile(r"^data:image/(png|jpe?g|gif|webp|bmp|avif);base64,[A-Za-z0-9+/=\s]+$")
 
 
-def _images(name: str, value: Any) -> list[dict[str, Any]]:
+def _images(name: str, value: Any, roots: Sequence[Path] | None = None) -> list[dict[str, Any]]:
     if is_missing(value):
         return []
     values = list(value) if isinstance(value, list | tuple) else [value]
-    return [_image(name, v) for v in values if not is_missing(v)]
+    return [_image(name, v, roots) for v in values if not is_missing(v)]
 
 
-def _image(name: str, value: Any) -> dict[str, Any]:
+def _image(name: str, value: Any, roots: Sequence[Path] | None = None) -> dict[str, Any]:
     """A browser-safe ``src`` (http(s) or a data: image URI) or a note saying why not."""
     if isinstance(value, Mapping):
         value = value.get("url") or value.get("image_url") or value.get("path")
@@ -513,12 +522,28 @@ def _image(name: str, value: Any) -> dict[str, Any]:
         r"^[a-z]:\\", text, re.IGNORECASE
     ):
         return {"name": name, "note": f"not shown: unsupported URL scheme in {text[:60]!r}"}
-    path = Path(text).expanduser()
-    if path.suffix.lower() in _SUFFIX and path.is_file():
+    missing = {"name": name, "note": f"not shown: no image file at {text[:120]!r}"}
+    try:
+        if roots is None:
+            path = Path(text).expanduser()
+        else:  # confined: no ~, relative to the first folder, and never out of them
+            path = Path(text) if Path(text).is_absolute() else roots[0] / text
+            real = path.resolve()
+            if not any(real.is_relative_to(root) for root in roots):
+                return {
+                    "name": name,
+                    "note": f"not shown: local image {text[:120]!r} is outside the folders "
+                    "images are embedded from (the result's folder; allow others with "
+                    "--allow-images DIR or image_dirs=)",
+                }
+        if path.suffix.lower() not in _SUFFIX or not path.is_file():
+            return missing
         if path.stat().st_size > IMAGE_BYTES:
-            return {"name": name, "note": f"not shown: {path.name} is larger than 4 MB"}
-        return _from_bytes(name, path.read_bytes(), _SUFFIX[path.suffix.lower()])
-    return {"name": name, "note": f"not shown: no image file at {text[:120]!r}"}
+            return {"name": name, "note": f"not shown: {path.name[:120]} is larger than 4 MB"}
+        data = path.read_bytes()
+    except (OSError, RuntimeError, ValueError):  # over-long, looping or unreadable paths
+        return missing
+    return _from_bytes(name, data)  # the kind from the content, never from the name
 
 
 def _from_bytes(name: str, data: bytes, kind: str | None = None) -> dict[str, Any]:

@@ -10,8 +10,9 @@ model text, and declares a Content-Security-Policy that would block a script if 
 from __future__ import annotations
 
 import html
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,14 +67,19 @@ def report_html(
     max_rows: int = 500,
     max_cases: int = 200,
     generated: datetime | None = None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> str:
     """A complete HTML document with each result's summary, rows and judged cases.
 
     ``results`` maps a section name to an :class:`~rubriclab.result.EvalResult`. Big results
     show their first ``max_rows`` rows and ``max_cases`` cases in full, with a note saying so.
+    Local images are embedded only from ``image_dirs`` (the first one is where relative paths
+    are read from; by default the working folder): a report is a file people pass on, and a
+    result someone sent must not carry the reader's own pictures away in it.
     """
     if not results:
         raise ValueError("report_html needs at least one result")
+    roots = _roots(image_dirs)
     when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     any_mock = any(r.is_mock for r in results.values())
     anchors = {name: f"result-{i + 1}" for i, name in enumerate(results)}
@@ -100,7 +106,7 @@ def report_html(
         )
     out.append("</ul></nav>")
     for name, result in results.items():
-        out.append(_section(name, anchors[name], result, max_rows, max_cases))
+        out.append(_section(name, anchors[name], result, max_rows, max_cases, roots))
     out.append("</main></body></html>")
     return "\n".join(out)
 
@@ -120,7 +126,22 @@ def write_report_html(
     return atomic_write_text(path, page)
 
 
-def _section(name: str, anchor: str, result: EvalResult, max_rows: int, max_cases: int) -> str:
+def _roots(image_dirs: Sequence[str | os.PathLike[str]] | None) -> list[Path]:
+    """The folders local images may be embedded from (resolved), and the shipped pictures."""
+    folders = [Path(d) for d in image_dirs] if image_dirs else [Path.cwd()]
+    folders.append(Path(__file__).resolve().parents[1] / "demo_images")
+    out = []
+    for folder in folders:
+        try:
+            out.append(folder.resolve())
+        except (OSError, RuntimeError):
+            continue
+    return out
+
+
+def _section(
+    name: str, anchor: str, result: EvalResult, max_rows: int, max_cases: int, roots: list[Path]
+) -> str:
     source = as_source(result)
     n = len(source.table)
     out = [f'<section id="{anchor}"><h2>{_esc(name)}</h2>']
@@ -131,7 +152,7 @@ def _section(name: str, anchor: str, result: EvalResult, max_rows: int, max_case
             out.append(rubric_html(info.rubric, heading=f"Rubric of {info.name}"))
     out.append(f"<h3>Cases ({min(n, max_cases)} of {n})</h3>")
     for pos in range(min(n, max_cases)):
-        case = _offline_images(case_payload(source, pos))
+        case = _offline_images(case_payload(source, pos, image_roots=roots))
         line = "; ".join(
             f"{m['name']}: {fmt_score(m.get('score'), str(m.get('kind')))}"
             + (f" {m['verdict']}" if m.get("verdict") else "")
