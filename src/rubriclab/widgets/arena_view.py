@@ -48,7 +48,7 @@ def _intervals_svg(arena: Arena, width: int = 520, row: int = 22) -> str:
     def x(value: float) -> float:
         return left + span * (value - lo) / (hi - lo)
 
-    height = row * len(rank) + 34
+    height = row * len(rank) + 48
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="Bradley-Terry scores with intervals" '
@@ -180,7 +180,7 @@ def arena_html(arena: Arena, title: str = "") -> str:
         '<div style="font-weight:600; margin-top:10px;">Pairs: position bias shows as swap '
         "inconsistency (the two orders disagreed; counted as a tie)</div>"
     )
-    out.append(_table(["pair", "compared", "first wins", "swap-inconsistent", "errors"], rows))
+    out.append(_table(["pair", "compared", "first named wins (ties half)", "swap-inconsistent", "errors"], rows))
     out.extend(f'<div style="color:{MUTED};">{esc(n)}</div>' for n in arena.notes)
     out.append("</div>")
     return "".join(out)
