@@ -24,6 +24,9 @@ _EXPORTS: dict[str, str] = {
     "ScoreError": "scoring",
     "Summary": "scoring",
     "Agreement": "calibration",
+    "align": "alignment",
+    "Alignment": "alignment",
+    "Example": "fewshot",
     "agreement": "calibration",
     "pairwise_agreement": "calibration",
     "criterion_agreement": "calibration",
@@ -104,6 +107,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import templates as templates
     from . import testing as testing
     from . import widgets as widgets
+    from .alignment import Alignment as Alignment
+    from .alignment import align as align
     from .calibration import Agreement as Agreement
     from .calibration import agreement as agreement
     from .calibration import criterion_agreement as criterion_agreement
@@ -112,6 +117,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .comparison import compare as compare
     from .evaluation import aevaluate as aevaluate
     from .evaluation import evaluate as evaluate
+    from .fewshot import Example as Example
     from .generate import generate_rubrics as generate_rubrics
     from .judges import Judge as Judge
     from .judges import Reply as Reply
