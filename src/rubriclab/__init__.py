@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "Explanation": "widgets",
     "RubricEditor": "widgets",
     "PairwiseView": "widgets",
+    "AlignmentView": "widgets",
     "CalibrationView": "widgets",
     "ComparisonView": "widgets",
 }
@@ -138,6 +139,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .traces import Trace as Trace
     from .traces import TraceError as TraceError
     from .traces import load_traces as load_traces
+    from .widgets import AlignmentView as AlignmentView
     from .widgets import CalibrationView as CalibrationView
     from .widgets import ComparisonView as ComparisonView
     from .widgets import Explanation as Explanation
