@@ -271,3 +271,40 @@ def test_bad_labels_are_one_line_errors(change: dict[str, Any], message: str) ->
 def test_align_refuses_a_metric_without_a_fixed_rubric() -> None:
     with pytest.raises(ValueError, match="fixed rubric"):
         align(rl.metrics.TEXT_QUALITY, pd.DataFrame({"response": ["x"]}), pd.DataFrame())
+
+
+def test_pairwise_rewrites_raise_held_out_kappa(server: FakeJudgeServer) -> None:
+    from rubriclab.testing.simulated import words
+
+    data, _ = alignment_demo(n=121)
+    vague, _ = alignment_rubrics()
+    rules = {
+        "detail": lambda t: len(words(t)) >= 25,
+        "refund": lambda t: "refund" in t.lower(),
+        "tone": lambda t: "thank you" in t.lower(),
+    }
+    pair = pd.DataFrame(
+        {
+            "prompt": data.prompt[:120],
+            "response": data.response[:120].to_numpy(),
+            "baseline_model_response": data.response[1:121].to_numpy(),
+        }
+    )
+    labels = pd.DataFrame(
+        [
+            {
+                "row": i,
+                "metric": "pair",
+                "criterion": name,
+                "value": "candidate" if a > b else "baseline" if b > a else "tie",
+                "reviewer": "ana",
+            }
+            for i, rec in pair.iterrows()
+            for name, rule in rules.items()
+            for a, b in [(rule(rec.response), rule(rec.baseline_model_response))]
+        ]
+    )
+    metric = rl.metrics.PairwiseRubricMetric(rubric=vague, name="pair")
+    al = align(metric, pair, labels, judge=_judge(server), methods=("rewrite",), progress=False)
+    assert al.gain.reliable, al.summary
+    assert any(c.kind == "rewrite" for c in al.kept)

@@ -36,6 +36,7 @@ def rewrite_prompt(criterion: Criterion, disagreements: Sequence[Mapping[str, An
             "people": _shown(criterion, d["people"]),
             "judge": _shown(criterion, d["judge"]),
             **({"reason": str(d["reason"])[:MAX_TEXT]} if d.get("reason") else {}),
+            **({"baseline": str(d["baseline"])[:MAX_TEXT]} if "baseline" in d else {}),
         }
         for d in list(disagreements)[:MAX_SHOWN]
     ]

@@ -432,6 +432,7 @@ def _rewrites(
                 "people": people.values[r][criterion.name],
                 "judge": answers[r].get(criterion.name, "(no answer)"),
                 "reason": people.comments.get(r, {}).get(criterion.name, ""),
+                **({"baseline": _baseline(runner, r)} if runner.pairwise else {}),
             }
             for r in train
             if criterion.name in people.values.get(r, {})
@@ -540,6 +541,12 @@ def _rewrites(
         if kept:
             current = variant
     return current
+
+
+def _baseline(runner: _Runner, r: int) -> str:
+    column = getattr(runner.metric, "baseline_column", "baseline_model_response")
+    value = runner.frame.iloc[r].get(column)
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
 def _replace(v: _Variant, criterion: Criterion) -> _Variant:

@@ -298,6 +298,13 @@ def _optimizer(text: str) -> dict[str, Any]:
         shown = []
     yes = [str(d.get("response", "")) for d in shown if _is_yes(d.get("people"))]
     no = [str(d.get("response", "")) for d in shown if _is_no(d.get("people"))]
+    for d in shown:  # pairwise: the side people preferred meets the criterion, the other not
+        if "baseline" in d and d.get("people") in ("candidate", "baseline"):
+            won, lost = str(d.get("response", "")), str(d["baseline"])
+            if d["people"] == "baseline":
+                won, lost = lost, won
+            yes.append(won)
+            no.append(lost)
     candidates: list[dict[str, Any]] = []
     threshold = _word_threshold(yes, no)
     if threshold is not None:
