@@ -1,14 +1,15 @@
 """Agreement between a judge and people over labelled items, and its paired gain with intervals.
 
 An item is one (row, criterion) people labelled. Exact agreement is the share of items where the
-judge gave people's value; kappa is Cohen's over all items pooled (values as categories; a row
-the judge could not answer is its own category, so an error is never counted as agreement).
+judge gave people's value; kappa is Cohen's per criterion (a row the judge could not answer is
+its own category, so an error is never counted as agreement), and the headline kappa their mean.
 The gain resamples rows (items of a row stay together), the same rows for before and after.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +67,7 @@ class Gain:
         if self.reliable:
             return f"reliable gain: {span}"
         if not math.isnan(hi) and hi < 0:
-            return f"agreement fell: {span}"
+            return f"no reliable gain: agreement fell, {span}"
         return f"no reliable gain: {span}, the interval holds 0"
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,7 +118,16 @@ def figures(people: Answers, judge: Answers, rows: Sequence[int]) -> AlignFigure
             "kappa": _kappa(mine),
             "items": float(len(mine)),
         }
-    return AlignFigures(exact, _kappa(pairs), len(pairs), len(rows), per)
+    return AlignFigures(
+        exact, _mean_kappa([v["kappa"] for v in per.values()]), len(pairs), len(rows), per
+    )
+
+
+def _mean_kappa(values: Sequence[float]) -> float:
+    """The headline kappa: the mean of the criteria's own kappas (those defined). Pooling all
+    items into one table would count agreeing on which criterion an item is as agreement."""
+    defined = [v for v in values if not math.isnan(v)]
+    return float(np.mean(defined)) if defined else math.nan
 
 
 def row_agreement(people: Answers, judge: Answers, row: int) -> float:
@@ -144,8 +154,36 @@ def gain(
     diffs = [row_agreement(people, after, r) - row_agreement(people, before, r) for r in rows]
     exact = float(np.mean(diffs))
     exact_interval = paired_bootstrap(diffs, n_boot=n_boot, seed=seed)
-    pb = _pairs(people, before, rows)
-    pa = _pairs(people, after, rows)
+    rng = np.random.default_rng(seed)
+    n = len(rows)
+    weights = rng.multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
+    names = sorted({name for r in rows for name in people.get(r, {})})
+    whole_b, whole_a, boot_b, boot_a = [], [], [], []
+    for name in names:  # per criterion: its own table, the same resampled rows
+        cb, ca = _tables(people, before, after, rows, name)
+        whole_b.append(_kappa_of(cb.sum(axis=0)))
+        whole_a.append(_kappa_of(ca.sum(axis=0)))
+        boot_b.append(_kappas(np.tensordot(weights, cb, axes=1)))
+        boot_a.append(_kappas(np.tensordot(weights, ca, axes=1)))
+    kappa = _mean_kappa(whole_a) - _mean_kappa(whole_b)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no defined kappa
+        diff = np.nanmean(np.stack(boot_a), axis=0) - np.nanmean(np.stack(boot_b), axis=0)
+    diff = diff[~np.isnan(diff)]
+    if len(diff) == 0:
+        kappa_interval = (math.nan, math.nan)
+    else:
+        low, high = np.quantile(diff, [0.025, 0.975])
+        kappa_interval = (float(low), float(high))
+    return Gain(float(kappa), kappa_interval, exact, exact_interval)
+
+
+def _tables(
+    people: Answers, before: Answers, after: Answers, rows: Sequence[int], name: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, one criterion's confusion counts before and after (rows x k x k)."""
+    pb = _pairs(people, before, rows, name)
+    pa = _pairs(people, after, rows, name)
     cats = sorted({x for p, j, _ in [*pb, *pa] for x in (p, j)})
     code = {c: i for i, c in enumerate(cats)}
     index = {r: i for i, r in enumerate(rows)}
@@ -155,20 +193,7 @@ def gain(
     for store, pairs in ((cb, pb), (ca, pa)):
         for p, j, r in pairs:
             store[index[r], code[p], code[j]] += 1
-    kappa = _kappa_of(ca.sum(axis=0)) - _kappa_of(cb.sum(axis=0))
-    rng = np.random.default_rng(seed)
-    n = len(rows)
-    weights = rng.multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
-    boot_a = np.tensordot(weights, ca, axes=1)
-    boot_b = np.tensordot(weights, cb, axes=1)
-    diff = _kappas(boot_a) - _kappas(boot_b)
-    diff = diff[~np.isnan(diff)]
-    if len(diff) == 0:
-        kappa_interval = (math.nan, math.nan)
-    else:
-        low, high = np.quantile(diff, [0.025, 0.975])
-        kappa_interval = (float(low), float(high))
-    return Gain(float(kappa), kappa_interval, exact, exact_interval)
+    return cb, ca
 
 
 def _kappa_of(confusion: np.ndarray) -> float:

@@ -107,8 +107,8 @@ class Alignment:
         )
         return (
             f"{self.metric.name}: {changed}; on {len(self.test_rows)} held-out rows agreement "
-            f"went from {_pct(b.exact)} to {_pct(a.exact)} exact, kappa {b.kappa:.2f} to "
-            f"{a.kappa:.2f}: {self.gain.words}. {self.calls} judge calls of {self.max_calls}."
+            f"went from {_pct(b.exact)} to {_pct(a.exact)} exact, kappa {_k(b.kappa)} to "
+            f"{_k(a.kappa)}: {self.gain.words}. {self.calls} judge calls of {self.max_calls}."
         )
 
     def __repr__(self) -> str:
@@ -128,6 +128,10 @@ class Alignment:
             "max_calls": self.max_calls,
             "seed": self.seed,
         }
+
+
+def _k(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{round(value, 2) + 0.0:.2f}"  # never -0.00
 
 
 def _pct(value: float) -> str:

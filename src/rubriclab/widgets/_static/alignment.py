@@ -53,7 +53,7 @@ def _pct(value: float | None) -> str:
 
 
 def _k(value: float | None) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.2f}"
+    return "—" if value is None or math.isnan(value) else f"{round(value, 2) + 0.0:.2f}"
 
 
 def _rows(al: Alignment) -> list[tuple[str, str, str, str, str, str]]:
@@ -75,7 +75,7 @@ def _rows(al: Alignment) -> list[tuple[str, str, str, str, str, str]]:
         )
     out.append(
         (
-            "all items",
+            "all criteria",
             str(al.before.items),
             _pct(al.before.exact),
             _pct(al.after.exact),
