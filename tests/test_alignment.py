@@ -308,3 +308,21 @@ def test_pairwise_rewrites_raise_held_out_kappa(server: FakeJudgeServer) -> None
     al = align(metric, pair, labels, judge=_judge(server), methods=("rewrite",), progress=False)
     assert al.gain.reliable, al.summary
     assert any(c.kind == "rewrite" for c in al.kept)
+
+
+def test_rows_without_a_response_are_disagreements_never_examples(
+    server: FakeJudgeServer,
+) -> None:
+    vague, _ = alignment_rubrics()
+    data, labels = alignment_demo()
+    data = data.astype(object)
+    blank = list(range(0, 120, 10))
+    data.loc[blank, "response"] = None
+    metric = rl.metrics.RubricMetric(rubric=vague, name="support")
+    server.reset()
+    al = align(metric, data, labels, judge=_judge(server), k=6, pool=12, progress=False)
+    assert all(e.row not in blank for e in al.metric.examples)
+    assert all("None" not in _text(b) and "nan" not in _text(b).split() for b in server.requests)
+    for r in set(blank) & set(al.test_rows):  # no answer: never counted as agreement
+        assert al.test_answers["after"][r] == {}
+    assert al.gain.reliable, al.summary

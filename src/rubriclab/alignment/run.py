@@ -440,6 +440,7 @@ def _rewrites(
             }
             for r in train
             if criterion.name in people.values.get(r, {})
+            and isinstance(runner.frame.iloc[r]["response"], str)
             and answers[r].get(criterion.name) != people.values[r][criterion.name]
         ]
         if not shown:
@@ -571,7 +572,12 @@ def _examples(
 ) -> _Variant:
     answers = runner.judge_rows(current, train)
     criteria = {c.name for c in current.rubric.criteria}
-    usable = [r for r in train if any(n in criteria for n in people.values.get(r, {}))]
+    usable = [
+        r
+        for r in train
+        if any(n in criteria for n in people.values.get(r, {}))
+        and isinstance(frame.iloc[r]["response"], str)  # a row with no response shows nothing
+    ]
     groups: dict[str, list[int]] = {}
     for r in usable:
         signature = json.dumps(
