@@ -24,6 +24,9 @@ _EXPORTS: dict[str, str] = {
     "ScoreError": "scoring",
     "Summary": "scoring",
     "Agreement": "calibration",
+    "align": "alignment",
+    "Alignment": "alignment",
+    "Example": "fewshot",
     "agreement": "calibration",
     "pairwise_agreement": "calibration",
     "criterion_agreement": "calibration",
@@ -51,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "Explanation": "widgets",
     "RubricEditor": "widgets",
     "PairwiseView": "widgets",
+    "AlignmentView": "widgets",
     "CalibrationView": "widgets",
     "ComparisonView": "widgets",
     "ArenaView": "widgets",
@@ -113,6 +117,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import templates as templates
     from . import testing as testing
     from . import widgets as widgets
+    from .alignment import Alignment as Alignment
+    from .alignment import align as align
     from .calibration import Agreement as Agreement
     from .calibration import agreement as agreement
     from .calibration import criterion_agreement as criterion_agreement
@@ -121,6 +127,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .comparison import compare as compare
     from .evaluation import aevaluate as aevaluate
     from .evaluation import evaluate as evaluate
+    from .fewshot import Example as Example
     from .generate import generate_rubrics as generate_rubrics
     from .judge_card import JudgeCard as JudgeCard
     from .judge_card import load_judge_card as load_judge_card
@@ -147,6 +154,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .traces import Trace as Trace
     from .traces import TraceError as TraceError
     from .traces import load_traces as load_traces
+    from .widgets import AlignmentView as AlignmentView
     from .widgets import ArenaView as ArenaView
     from .widgets import CalibrationView as CalibrationView
     from .widgets import ClustersView as ClustersView

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from . import schemas
 from .ask import Ask, InvalidAnswer, ask_all, user_messages
+from .fewshot import Example, prefix_examples
 from .judges.base import CallTally
 from .judges.media import MediaError
 from .parse import extract_json
@@ -63,6 +64,8 @@ class CritiqueOptions(Protocol):
     def max_prompt_chars(self) -> int: ...
     @property
     def render_timeout(self) -> float: ...
+    @property
+    def examples(self) -> Sequence[Example]: ...
 
 
 @dataclass
@@ -471,6 +474,14 @@ async def critique_pointwise(
             max_prompt_chars=metric.max_prompt_chars,
             render_timeout=metric.render_timeout,
         )
+        text = prefix_examples(
+            text,
+            metric.examples,
+            rubric,
+            pairwise=False,
+            max_prompt_chars=metric.max_prompt_chars,
+            render_timeout=metric.render_timeout,
+        )
         checklist = template == "critique_checklist"
         fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
         messages = user_messages(text, case)
@@ -581,6 +592,14 @@ async def critique_pairwise(
             variables.update(response_a=a, response_b=b, checklist=rubric.is_checklist)
             text = template.render(
                 variables,
+                max_prompt_chars=metric.max_prompt_chars,
+                render_timeout=metric.render_timeout,
+            )
+            text = prefix_examples(
+                text,
+                metric.examples,
+                rubric,
+                pairwise=True,
                 max_prompt_chars=metric.max_prompt_chars,
                 render_timeout=metric.render_timeout,
             )

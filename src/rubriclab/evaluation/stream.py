@@ -648,6 +648,9 @@ def _fingerprint(metrics: Sequence[Any], judge: Judge | None, source: Any, chunk
         ]
         if any(spec is not None for spec in own):
             described[-1]["own_judges"] = own
+        examples = getattr(m, "examples", None)
+        if examples:  # named only when given: runs without keep their fingerprint
+            described[-1]["examples"] = [e.to_dict() for e in examples]
     where = str(Path(source).resolve()) if isinstance(source, str | os.PathLike) else None
     spec, model = (judge.spec, judge.model) if judge is not None else (None, None)
     material = [described, spec, model, where, chunk_rows]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from ..columns import RUBRIC, RUBRIC_RAW_OUTPUT, col
 from ..critique import Outcome, critique_pointwise
 from ..data import Case, rubric_cell
+from ..fewshot import Example, as_examples, check_examples
 from ..generate import RubricGenerator, generate_for_cases
 from ..judges import get_judge
 from ..judges.base import CallTally
@@ -51,7 +52,9 @@ class RubricMetric:
     ``samples=k`` asks k times and takes the majority per criterion. ``judges=[j1, j2, ...]``
     makes a panel: every judge critiques every case (all in one pass) and ``aggregate`` combines
     them per criterion (``majority`` vote, lower ``median`` level, or ``mean``); each judge's
-    verdicts stay in the table (``{name}/judges``).
+    verdicts stay in the table (``{name}/judges``). ``examples=[Example(...), ...]`` (or dicts)
+    are cases people judged, shown to the judge in a fixed block before each prompt
+    (``fewshot``).
     """
 
     name: str = "rubric"
@@ -67,6 +70,7 @@ class RubricMetric:
     description: str = ""
     judges: tuple[Judge | str, ...] | None = None
     aggregate: Aggregate = "majority"
+    examples: tuple[Example, ...] = ()
 
     kind: ClassVar[Literal["pointwise", "pairwise", "template"]] = "pointwise"
 
@@ -87,6 +91,9 @@ class RubricMetric:
                 f"metric {self.name!r}: aggregate must be 'majority', 'median' or 'mean', "
                 f"got {self.aggregate!r}"
             )
+        object.__setattr__(self, "examples", as_examples(self.examples, self.name))
+        if self.examples and self.rubric is not None:
+            check_examples(self.examples, self.rubric, self.name, pairwise=self.kind == "pairwise")
         if self.samples < 1:
             raise ValueError(f"metric {self.name!r}: samples must be at least 1")
         if self.reask < 0:

@@ -2,7 +2,8 @@
 
 ``FakeJudgeServer`` listens on 127.0.0.1 and answers chat-completions requests over real HTTP,
 with scripted answers, latency and injected faults, so tests exercise the real client.
-``FakeBatchServer`` does the same for ``/v1/files`` + ``/v1/batches`` on a clock the test owns.
+``simulated_responder`` makes it a simulated judge that follows rules read from the prompt
+(for alignment tests). ``FakeBatchServer`` does the same for ``/v1/files`` + ``/v1/batches`` on a clock the test owns.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .server import (
     format_duration,
     main,
 )
+from .simulated import simulated_answer, simulated_responder
 
 __all__ = [
     "FAULT_KINDS",
@@ -37,4 +39,6 @@ __all__ = [
     "format_duration",
     "main",
     "reasoning_refusal",
+    "simulated_answer",
+    "simulated_responder",
 ]

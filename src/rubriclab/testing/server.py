@@ -34,6 +34,7 @@ from typing import Any
 
 from ..judges.mock import mock_answer, mock_usage
 from .reasoning import REASONING_STYLES, reasoning_refusal
+from .simulated import simulated_responder
 
 __all__ = [
     "FAULT_KINDS",
@@ -792,6 +793,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="refuse max_tokens and temperature as this OpenAI reasoning model does",
     )
+    p.add_argument(
+        "--simulated",
+        action="store_true",
+        help="answer as the simulated judge (testing.simulated): rules read from the prompt",
+    )
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -826,6 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else None
     )
     server = FakeJudgeServer(
+        simulated_responder if args.simulated else None,
         latency=args.latency,
         faults=faults,
         host=args.host,

@@ -2,12 +2,14 @@
 
 ``ResultTable`` (the whole result), ``Explanation`` (one case), ``RubricEditor`` (edit rubrics),
 ``PairwiseView`` (candidate vs baseline), ``CalibrationView`` (judge vs people) and
-``ComparisonView`` (run B vs run A); ``ArenaView`` (many candidates ranked) and ``ClustersView``
-(failing rows grouped) are static HTML.
+``ComparisonView`` (run B vs run A); ``ArenaView`` (many candidates ranked), ``ClustersView``
+(failing rows grouped), ``AlignmentView`` (what ``rl.align`` changed) and ``JudgeCardView`` are
+static HTML.
 """
 
 from __future__ import annotations
 
+from .alignment_view import AlignmentView
 from .arena_view import ArenaView
 from .calibration_view import CalibrationView
 from .clusters_view import ClustersView
@@ -19,6 +21,7 @@ from .result_table import ResultTable
 from .rubric_editor import RubricEditor
 
 __all__ = [
+    "AlignmentView",
     "ArenaView",
     "CalibrationView",
     "ClustersView",

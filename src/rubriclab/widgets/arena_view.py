@@ -180,7 +180,12 @@ def arena_html(arena: Arena, title: str = "") -> str:
         '<div style="font-weight:600; margin-top:10px;">Pairs: position bias shows as swap '
         "inconsistency (the two orders disagreed; counted as a tie)</div>"
     )
-    out.append(_table(["pair", "compared", "first named wins (ties half)", "swap-inconsistent", "errors"], rows))
+    out.append(
+        _table(
+            ["pair", "compared", "first named wins (ties half)", "swap-inconsistent", "errors"],
+            rows,
+        )
+    )
     out.extend(f'<div style="color:{MUTED};">{esc(n)}</div>' for n in arena.notes)
     out.append("</div>")
     return "".join(out)

@@ -1,0 +1,328 @@
+"""rl.align over the fake judge server answering as the simulated judge (real HTTP).
+
+Each method must raise held-out kappa with an interval above 0 where the simulated judge is
+misled, a shuffled-label control must report no reliable gain, and no test row may reach any
+request before every choice is made, nor ever as an example or in an optimizer prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rubriclab as rl
+from rubriclab.alignment import align, people_labels, split_rows
+from rubriclab.testing import FakeJudgeServer, simulated_responder
+from rubriclab.testing.simulated import alignment_demo, alignment_rubrics
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeJudgeServer]:
+    with FakeJudgeServer(simulated_responder) as s:
+        yield s
+
+
+def _judge(server: FakeJudgeServer) -> rl.Judge:
+    return rl.Judge(server.url, model="simulated", api_key="sk-test", max_retries=0)
+
+
+def _text(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+
+
+def _run(server: FakeJudgeServer, rubric: rl.Rubric, labels: pd.DataFrame, **kw: Any) -> Any:
+    data, _ = alignment_demo()
+    metric = rl.metrics.RubricMetric(rubric=rubric, name="support")
+    return align(metric, data, labels, judge=_judge(server), progress=False, **kw)
+
+
+def test_rewrites_alone_raise_held_out_kappa(server: FakeJudgeServer) -> None:
+    vague, _ = alignment_rubrics()
+    _, labels = alignment_demo()
+    al = _run(server, vague, labels, methods=("rewrite",))
+    assert al.gain.reliable, al.summary
+    assert al.gain.kappa_interval[0] > 0
+    kept = [c for c in al.kept if c.kind == "rewrite"]
+    assert kept and all(c.validation is not None for c in kept)
+    assert al.after.kappa > al.before.kappa
+    # the aligned metric carries the new wording; the original is untouched
+    assert al.metric.rubric.criteria != al.original.rubric.criteria
+    assert al.original.rubric == vague
+    assert "reliable gain" in al.summary and "no reliable gain" not in al.summary
+
+
+def test_examples_alone_raise_held_out_kappa(server: FakeJudgeServer) -> None:
+    vague, _ = alignment_rubrics()
+    _, labels = alignment_demo()
+    al = _run(server, vague, labels, methods=("examples",), k=6, pool=12)
+    assert al.gain.reliable, al.summary
+    examples = al.metric.examples
+    assert examples and all(e.row in al.train_rows for e in examples)
+    assert al.metric.rubric.criteria == vague.criteria  # wording unchanged by this method
+
+
+def test_pass_mark_alone_raises_held_out_kappa_with_no_new_calls(
+    server: FakeJudgeServer,
+) -> None:
+    _, clear = alignment_rubrics()  # levels right, pass mark (90%) stricter than people's
+    _, labels = alignment_demo()
+    al = _run(server, clear, labels, methods=("pass_mark",))
+    assert al.gain.reliable, al.summary
+    change = next(c for c in al.changes if c.kind == "pass_mark")
+    assert change.kept and al.metric.rubric.pass_mark is not None
+    assert al.metric.rubric.pass_mark < 0.9
+    # each row judged once: the wording never changed, so the test rows' "after" is "before"
+    per_split = len(al.train_rows) + len(al.validation_rows) + len(al.test_rows)
+    assert al.calls <= per_split  # the calibration itself asked nothing
+
+
+def test_shuffled_labels_report_no_reliable_gain(server: FakeJudgeServer) -> None:
+    vague, _ = alignment_rubrics()
+    _, labels = alignment_demo()
+    rows = labels["row"].unique()
+    shuffled = np.random.default_rng(7).permutation(rows)
+    mapping = dict(zip(rows, shuffled, strict=True))
+    control = labels.assign(row=labels["row"].map(mapping))  # each row gets another's labels
+    al = _run(server, vague, control, k=6, pool=12)
+    assert not al.gain.reliable, al.summary
+    assert "no reliable gain" in al.summary
+    low, high = al.gain.kappa_interval
+    assert low <= 0 <= high
+
+
+def test_no_test_row_reaches_a_prompt_before_the_choices_or_as_data(
+    server: FakeJudgeServer,
+) -> None:
+    vague, _ = alignment_rubrics()
+    data, labels = alignment_demo()
+    server.reset()
+    al = _run(server, vague, labels, k=6, pool=12)
+    assert any(c.kind == "example" for c in al.kept) or any(c.kind == "rewrite" for c in al.kept)
+    bodies = list(server.requests)
+    assert bodies, "the server saw no requests"
+    test_texts = [str(data.iloc[r]["response"]) for r in al.test_rows]
+    other_texts = {str(data.iloc[r]["response"]) for r in (*al.train_rows, *al.validation_rows)}
+    test_only = [t for t in test_texts if t not in other_texts]  # (an identical text is no leak)
+    assert test_only
+    first_test = None
+    for i, body in enumerate(bodies):
+        text = _text(body)
+        examples = re.search(r"<examples>\n(.*?)\n</examples>", text, re.S)
+        if examples:
+            block = json.loads(examples.group(1))
+            assert not any(e["response"] in test_only for e in block), f"request {i}"
+        if "<disagreements>" in text:
+            assert not any(t in text for t in test_only), f"optimizer request {i}"
+            assert first_test is None, "an optimizer call after test rows were judged"
+        own = re.search(r"<response>\n(.*?)\n</response>", text, re.S)
+        for t in test_only:
+            if t in text:
+                assert own is not None and own.group(1) == t, f"request {i} shows a test row"
+                if first_test is None:
+                    first_test = i
+    assert first_test is not None
+    # after the first test-row request only test rows are judged: every choice came first
+    for body in bodies[first_test:]:
+        own = re.search(r"<response>\n(.*?)\n</response>", _text(body), re.S)
+        assert own is not None and own.group(1) in test_texts
+
+
+def test_re_run_costs_no_calls(server: FakeJudgeServer) -> None:
+    vague, _ = alignment_rubrics()
+    data, labels = alignment_demo()
+    judge = _judge(server)
+    metric = rl.metrics.RubricMetric(rubric=vague, name="support")
+    first = align(metric, data, labels, judge=judge, progress=False)
+    server.reset()
+    again = align(metric, data, labels, judge=judge, progress=False)
+    assert server.calls == 0
+    assert again.calls == 0
+    assert first.calls > 0
+    assert again.after == first.after and again.metric == first.metric
+
+
+def test_max_calls_bounds_spending(server: FakeJudgeServer) -> None:
+    vague, _ = alignment_rubrics()
+    data, labels = alignment_demo()
+    metric = rl.metrics.RubricMetric(rubric=vague, name="support")
+    server.reset()
+    al = align(
+        metric, data, labels, judge=_judge(server), max_calls=200, progress=False, k=6, pool=12
+    )
+    assert al.calls <= 200
+    assert server.calls <= 200
+    assert any("max_calls" in c.note for c in al.changes)
+    with pytest.raises(ValueError, match="max_calls=50 is too small"):
+        align(metric, data, labels, judge=_judge(server), max_calls=50, progress=False)
+
+
+def test_split_is_once_by_seed_and_disjoint() -> None:
+    rows = list(range(100))
+    a = split_rows(rows, 3, (0.4, 0.3, 0.3))
+    assert a == split_rows(rows, 3, (0.4, 0.3, 0.3))
+    assert a != split_rows(rows, 4, (0.4, 0.3, 0.3))
+    train, val, test = a
+    assert not set(train) & set(val) and not set(val) & set(test) and not set(train) & set(test)
+    assert sorted([*train, *val, *test]) == rows
+    assert len(test) == 30 and len(val) == 30
+
+
+def test_labels_latest_per_reviewer_then_majority() -> None:
+    rubric = rl.Rubric(criteria=[rl.Criterion.yes_no("Q?", name="q")])
+    t = pd.Timestamp("2026-01-01")
+    labels = pd.DataFrame(
+        [
+            # row 0: ana says yes then no (latest: no); ben no; cy yes -> no wins 2:1
+            {
+                "row": 0,
+                "metric": "m",
+                "criterion": "q",
+                "value": "yes",
+                "reviewer": "ana",
+                "time": t,
+            },
+            {
+                "row": 0,
+                "metric": "m",
+                "criterion": "q",
+                "value": "no",
+                "reviewer": "ana",
+                "time": t + pd.Timedelta(1, "h"),
+            },
+            {
+                "row": 0,
+                "metric": "m",
+                "criterion": "q",
+                "value": "no",
+                "reviewer": "ben",
+                "time": t,
+            },
+            {
+                "row": 0,
+                "metric": "m",
+                "criterion": "q",
+                "value": "yes",
+                "reviewer": "cy",
+                "time": t,
+            },
+            # row 1: a tie 1:1 goes to the most recent label
+            {
+                "row": 1,
+                "metric": "m",
+                "criterion": "q",
+                "value": "fail",
+                "reviewer": "ana",
+                "time": t,
+            },
+            {
+                "row": 1,
+                "metric": "m",
+                "criterion": "q",
+                "value": "pass",
+                "reviewer": "ben",
+                "time": t + pd.Timedelta(1, "h"),
+            },
+            {
+                "row": 1,
+                "metric": "m",
+                "criterion": "overall",
+                "value": "pass",
+                "reviewer": "ben",
+                "time": t,
+            },
+            {
+                "row": 1,
+                "metric": "other",
+                "criterion": "zzz",
+                "value": "?",
+                "reviewer": "ben",
+                "time": t,
+            },
+        ]
+    )
+    people = people_labels(labels, "m", rubric, 2, pairwise=False)
+    assert people.values == {0: {"q": 0}, 1: {"q": 1, "overall": "pass"}}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"row": 7}, "labels row 7: the data has rows 0 to 1"),
+        ({"criterion": "nope"}, "labels row 0: criterion 'nope' is not in metric 'm'"),
+        ({"value": "maybe"}, "labels row 0, q: 'maybe' is not yes/no"),
+        ({"metric": "x"}, "no labels for metric 'm' (labels name: x)"),
+    ],
+)
+def test_bad_labels_are_one_line_errors(change: dict[str, Any], message: str) -> None:
+    rubric = rl.Rubric(criteria=[rl.Criterion.yes_no("Q?", name="q")])
+    row = {"row": 0, "metric": "m", "criterion": "q", "value": "yes", "reviewer": "a"}
+    row.update(change)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        people_labels(pd.DataFrame([row]), "m", rubric, 2, pairwise=False)
+
+
+def test_align_refuses_a_metric_without_a_fixed_rubric() -> None:
+    with pytest.raises(ValueError, match="fixed rubric"):
+        align(rl.metrics.TEXT_QUALITY, pd.DataFrame({"response": ["x"]}), pd.DataFrame())
+
+
+def test_pairwise_rewrites_raise_held_out_kappa(server: FakeJudgeServer) -> None:
+    from rubriclab.testing.simulated import words
+
+    data, _ = alignment_demo(n=121)
+    vague, _ = alignment_rubrics()
+    rules = {
+        "detail": lambda t: len(words(t)) >= 25,
+        "refund": lambda t: "refund" in t.lower(),
+        "tone": lambda t: "thank you" in t.lower(),
+    }
+    pair = pd.DataFrame(
+        {
+            "prompt": data.prompt[:120],
+            "response": data.response[:120].to_numpy(),
+            "baseline_model_response": data.response[1:121].to_numpy(),
+        }
+    )
+    labels = pd.DataFrame(
+        [
+            {
+                "row": i,
+                "metric": "pair",
+                "criterion": name,
+                "value": "candidate" if a > b else "baseline" if b > a else "tie",
+                "reviewer": "ana",
+            }
+            for i, rec in pair.iterrows()
+            for name, rule in rules.items()
+            for a, b in [(rule(rec.response), rule(rec.baseline_model_response))]
+        ]
+    )
+    metric = rl.metrics.PairwiseRubricMetric(rubric=vague, name="pair")
+    al = align(metric, pair, labels, judge=_judge(server), methods=("rewrite",), progress=False)
+    assert al.gain.reliable, al.summary
+    assert any(c.kind == "rewrite" for c in al.kept)
+
+
+def test_rows_without_a_response_are_disagreements_never_examples(
+    server: FakeJudgeServer,
+) -> None:
+    vague, _ = alignment_rubrics()
+    data, labels = alignment_demo()
+    data = data.astype(object)
+    blank = list(range(0, 120, 10))
+    data.loc[blank, "response"] = None
+    metric = rl.metrics.RubricMetric(rubric=vague, name="support")
+    server.reset()
+    al = align(metric, data, labels, judge=_judge(server), k=6, pool=12, progress=False)
+    assert all(e.row not in blank for e in al.metric.examples)
+    assert all("None" not in _text(b) and "nan" not in _text(b).split() for b in server.requests)
+    for r in set(blank) & set(al.test_rows):  # no answer: never counted as agreement
+        assert al.test_answers["after"][r] == {}
+    assert al.gain.reliable, al.summary
