@@ -145,9 +145,10 @@ def test_fail_under_from_the_config_and_a_run_with_no_scores_fails(
 
     judge.responder = lambda body: "I cannot grade this."  # every row ends in a recorded error
     config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
-    assert main(["run", str(config), "--fail-under", "0"]) == 1
+    assert main(["run", str(config), "--fail-under", "0"]) == 3  # nothing scored: code 3
     assert "no scored rows" in capsys.readouterr().err
-    result = rl.load_result(tmp_path / "out" / "results.jsonl")
+    # the first run's results stay; this one went beside them
+    result = rl.load_result(tmp_path / "out" / "failed-run" / "results.jsonl")
     assert result.table["support/error"].notna().all()  # errors kept on their rows
     assert result.table["support/raw_output"].str.contains("cannot grade").all()
 
@@ -514,3 +515,84 @@ def test_demo_takes_a_url_judge_only_with_a_model(
     monkeypatch.delenv("RUBRICLAB_MODEL", raising=False)
     assert main(["demo", "--judge", "http://127.0.0.1:9/v1", "--no-report"]) == 2
     assert "needs --model NAME" in capsys.readouterr().err
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_a_run_that_scores_nothing_says_why_exits_3_and_keeps_the_earlier_results(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _write_data(tmp_path, "csv").name
+    assert main(["run", str(_config(tmp_path, data, judge.url))]) == 0
+    out = tmp_path / "out"
+    good = (out / "results.jsonl").read_bytes()
+    capsys.readouterr()
+
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    assert main(["run", str(_config(tmp_path, data, dead))]) == 3
+    err = capsys.readouterr().err
+    assert "rubriclab run: support: 4 of 4 rows failed (no row scored)" in err
+    assert (
+        f"rubriclab run:   4x judge call failed: connect (1 attempt): cannot connect to {dead}"
+        in (err)
+    )
+    assert "no row scored for support (exit code 3)" in err
+    assert "kept the earlier results" in err
+    assert (out / "results.jsonl").read_bytes() == good  # never overwritten by a dead run
+    assert rl.load_result(out / "results.parquet").table["support/score"].notna().all()
+    failed = rl.load_result(out / "failed-run" / "results.jsonl")
+    assert failed.table["support/error"].str.contains("cannot connect").all()
+    assert not (out / ".incoming").exists()
+
+    # --overwrite asks for the replacement anyway; the exit code still says nothing scored
+    assert main(["run", str(_config(tmp_path, data, dead)), "--overwrite"]) == 3
+    replaced = rl.load_result(out / "results.jsonl")
+    assert replaced.table["support/score"].isna().all()
+
+    # a run that scores again replaces them as before, and exits 0
+    assert main(["run", str(_config(tmp_path, data, judge.url))]) == 0
+    assert rl.load_result(out / "results.jsonl").table["support/score"].notna().all()
+
+
+def test_a_run_into_an_empty_folder_that_scores_nothing_writes_there_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, dead)
+    assert main(["run", str(config)]) == 3
+    assert "4x judge call failed" in capsys.readouterr().err
+    assert rl.load_result(tmp_path / "out" / "results.jsonl").table["support/error"].notna().all()
+
+
+def test_some_failed_rows_are_counted_on_stderr_and_the_run_exits_0(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def flaky(body: dict[str, Any]) -> str:
+        text = json.dumps(body)
+        if "Damaged kettle" in text or "Opened item" in text:
+            return "I cannot grade this."
+        return judge_scripts.realistic(body)
+
+    judge.responder = flaky
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    assert main(["run", str(config)]) == 0
+    err = capsys.readouterr().err
+    assert "rubriclab run: support: 2 of 4 rows failed\n" in err
+    assert "rubriclab run:   2x " in err
+
+
+def test_exit_codes_are_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    assert "exit codes:" in out
+    assert "3  run: a metric scored none of its rows" in out
+    assert "--overwrite" in out

@@ -1,9 +1,11 @@
 """The ``rubriclab`` command: ``demo``, ``run``, ``report``, ``compare`` and ``serve-fake-judge``.
 
 Progress and messages go to stderr, summaries to stdout and results to files, so the command
-composes in CI. Exit codes: 0 success, 1 a metric's mean is under ``--fail-under`` (or, for
-``compare``, worse than ``--fail-if-worse`` allows), 2 bad input
-(config, data, rubric, judge spec), 130 interrupted.
+composes in CI. Exit codes (also in ``--help`` and the README): 0 success, 1 a metric's mean
+is under ``--fail-under`` (or, for ``compare``, worse than ``--fail-if-worse`` allows), 2 bad
+input (config, data, rubric, judge spec, flags), 3 a metric of ``run`` scored none of its rows
+(every judge call failed: the errors are on stderr and earlier results are kept), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_UNSCORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 #: above this many rows ``run`` writes only the streamed results.jsonl and summary.json
 _FULL_OUTPUTS_MAX_ROWS = 100_000
 
@@ -55,6 +57,14 @@ a run config (YAML or JSON; unknown keys are errors):
       rubric: support.yaml
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
+
+exit codes:
+  0  done (every gate passed)
+  1  a gate failed: a metric's mean under --fail-under, or compare's --fail-if-worse
+  2  bad input: config, data, rubric, judge spec or flags (one line on stderr says which)
+  3  run: a metric scored none of its rows (the commonest errors are on stderr; a results
+     folder holding an earlier run keeps it, this run goes to its failed-run/ folder)
+  130 interrupted (finished judge calls are in the cache; run again to resume)
 
 a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
   name: support
@@ -123,6 +133,12 @@ def _parser() -> argparse.ArgumentParser:
         "judge errors error)",
     )
     run.add_argument("--output", "-o", help="results folder overriding the config's 'output'")
+    run.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the results folder's earlier run even when this run scores no row "
+        "(without it such a run is written to the folder's failed-run/ and exits with 3)",
+    )
     run.add_argument(
         "--allow-outside",
         action="store_true",
@@ -295,12 +311,25 @@ def _run(args: argparse.Namespace) -> int:
     # streamed chunk by chunk into results.jsonl: bounded memory, and a killed run resumes
     out_dir.mkdir(parents=True, exist_ok=True)
     streamed = out_dir / "results.jsonl"
-    if not streamed.with_name(streamed.name + ".partial").exists():
-        streamed.unlink(missing_ok=True)  # a fresh run replaces the last one's results
-    result = evaluate(
-        str(data), metrics, judge=judge, mapping=config.mapping or None, output=streamed
-    )
+    earlier = streamed.exists() and not _partial(streamed).exists()
+    # an earlier run's results stay untouched until this run has scored something: the new
+    # one is streamed beside them and moved into place only then
+    target = out_dir / _INCOMING / streamed.name if earlier else streamed
+    if not _partial(target).exists():
+        target.unlink(missing_ok=True)  # a fresh run replaces the last one's results
+    with warnings.catch_warnings():
+        from .result import RowErrorWarning
+
+        warnings.simplefilter("ignore", RowErrorWarning)  # told below, on stderr, once
+        result = evaluate(
+            str(data), metrics, judge=judge, mapping=config.mapping or None, output=target
+        )
     result.meta.update(config=str(args.config), data=str(data), name=name)
+    row_errors = result.row_errors()
+    unscored = [e.metric for e in row_errors if e.nothing_scored]
+    if earlier:
+        keep_earlier = bool(unscored) and not args.overwrite
+        out_dir = _settle(result, target, out_dir, keep_earlier)
     written = _write_results(result, out_dir, name)
     if args.junit:
         from .result.junit import write_junit
@@ -310,8 +339,57 @@ def _run(args: argparse.Namespace) -> int:
     _print_summary(name, result, sys.stdout)
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
+    for errors in row_errors:
+        for line in errors.lines():
+            print(f"rubriclab run: {line}", file=sys.stderr)
     threshold = args.fail_under if args.fail_under is not None else config.fail_under
-    return _gate({name: result}, threshold)
+    code = _gate({name: result}, threshold)
+    if unscored:
+        print(
+            f"rubriclab run: error: no row scored for {', '.join(unscored)} "
+            f"(exit code {EXIT_UNSCORED}); the errors above say why",
+            file=sys.stderr,
+        )
+        return EXIT_UNSCORED
+    return code
+
+
+#: the folder, inside a results folder, a new run is streamed into while an earlier run's
+#: results are still there
+_INCOMING = ".incoming"
+#: where a run that scored nothing is written when the results folder holds an earlier run
+_FAILED_RUN = "failed-run"
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
+def _settle(result: EvalResult, target: Path, out_dir: Path, keep_earlier: bool) -> Path:
+    """Put a run streamed beside earlier results in its place; returns its results folder.
+
+    A run that scored nothing goes to ``failed-run/`` and the earlier results stay as they
+    were; any other run replaces them.
+    """
+    import shutil
+
+    from .result import FileResult
+
+    home = out_dir / _FAILED_RUN if keep_earlier else out_dir
+    if keep_earlier:
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        print(
+            f"rubriclab run: kept the earlier results in {out_dir}: this run scored no row "
+            f"for some metric; it is written to {home} (--overwrite replaces them anyway)",
+            file=sys.stderr,
+        )
+    final = home / target.name
+    target.replace(final)
+    if isinstance(result, FileResult):
+        result.path = final
+    shutil.rmtree(target.parent, ignore_errors=True)
+    return home
 
 
 def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None:

@@ -44,7 +44,7 @@ async def aevaluate(
     chunk_rows: int | None = None,
     output: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
-    """Async form of :func:`evaluate`.
+    """Async form of :func:`evaluate` (it warns the same way when rows fail).
 
     ``on_rows`` (the live view's hook) is called with each block of finished rows, every
     metric's columns filled, in row order; rows are then judged ``chunk_rows`` at a time (by
@@ -52,6 +52,33 @@ async def aevaluate(
     With ``output=`` (or an iterator of DataFrames) the run is streamed instead (``stream``)
     and ``chunk_rows`` is its chunk size.
     """
+    result = await _aevaluate(
+        data,
+        metrics,
+        judge=judge,
+        model=model,
+        mapping=mapping,
+        partition=partition,
+        on_rows=on_rows,
+        chunk_rows=chunk_rows,
+        output=output,
+    )
+    result.warn_row_errors()
+    return result
+
+
+async def _aevaluate(
+    data: Any,
+    metrics: Sequence[Metric],
+    *,
+    judge: Judge | str | None = None,
+    model: Judge | str | ModelFn | None = None,
+    mapping: Mapping[str, str] | None = None,
+    partition: str | None = None,
+    on_rows: Callable[[pd.DataFrame], None] | None = None,
+    chunk_rows: int | None = None,
+    output: str | os.PathLike[str] | None = None,
+) -> EvalResult:
     if output is not None or streams(data):
         return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
     if partition is not None or _is_traces(data):
@@ -91,6 +118,10 @@ def evaluate(
     file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a time (10,000 by
     default), each finished chunk is saved, memory stays bounded, the same call resumes an
     interrupted run, and the result reads its table from the file when first asked.
+
+    Rows whose judge calls failed keep their error (``{metric}/error``); when there are any,
+    a :class:`~rubriclab.result.RowErrorWarning` gives their counts and commonest errors, and
+    the result's repr names the first one.
     """
     if display:
         if output is not None:
@@ -105,13 +136,16 @@ def evaluate(
             )
         result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
-                aevaluate(data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows)
+                _aevaluate(
+                    data, metrics, judge=judge, model=model, mapping=mapping, on_rows=on_rows
+                )
             ),
             rows=_row_count(data),
         )
+        result.warn_row_errors()
         return result
-    return run_sync(
-        aevaluate(
+    result = run_sync(
+        _aevaluate(
             data,
             metrics,
             judge=judge,
@@ -122,6 +156,8 @@ def evaluate(
             chunk_rows=chunk_rows,
         )
     )
+    result.warn_row_errors()
+    return result
 
 
 def _is_traces(data: Any) -> bool:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..columns import (
     CRITERIA,
+    ERROR,
     JUDGES,
     NESTED_FIELDS,
     PASSED,
@@ -43,6 +44,8 @@ __all__ = [
     "MetricInfo",
     "Presentation",
     "ResultSaveError",
+    "RowErrorWarning",
+    "RowErrors",
     "RunStats",
     "from_json_text",
     "load_result",
@@ -180,6 +183,49 @@ class RunStats:
         )
 
 
+class RowErrorWarning(UserWarning):
+    """Rows of a run failed (judge calls, unreadable answers): their errors, counted."""
+
+
+@dataclass(frozen=True)
+class RowErrors:
+    """One metric's failed rows: how many, out of how many, and the commonest distinct errors.
+
+    A run whose judge calls fail must say so where people look (the CLI's stderr, a Python
+    warning, the result's repr), with the error text itself, not only a count.
+    """
+
+    metric: str
+    errors: int
+    rows: int
+    scored: int
+    top: tuple[tuple[str, int], ...]
+    """The commonest distinct error messages with their counts, commonest first."""
+    distinct: int
+    """How many distinct error messages there are in all."""
+
+    @property
+    def nothing_scored(self) -> bool:
+        """Whether the metric had rows and scored none of them."""
+        return self.rows > 0 and self.scored == 0
+
+    def lines(self, width: int = 300) -> list[str]:
+        """``"support: 3 of 3 rows failed"`` then one ``"  3x <error>"`` line per distinct error."""
+        head = f"{self.metric}: {self.errors} of {self.rows} rows failed"
+        if self.nothing_scored:
+            head += " (no row scored)"
+        out = [head]
+        for message, count in self.top:
+            text = " ".join(message.split())
+            if len(text) > width:
+                text = text[: width - 3] + "..."
+            out.append(f"  {count}x {text}")
+        if self.distinct > len(self.top):
+            more = self.distinct - len(self.top)
+            out.append(f"  ... and {more} other distinct error{'s' if more != 1 else ''}")
+        return out
+
+
 class EvalResult:
     """A judged, scored evaluation: ``.table`` (one row per case) and ``.summary`` (per metric)."""
 
@@ -283,6 +329,49 @@ class EvalResult:
         )
         return frame
 
+    def row_errors(self, top: int = 3) -> list[RowErrors]:
+        """Per metric with failed rows: the counts and the ``top`` commonest distinct errors
+        (metrics without errors are left out)."""
+        found = []
+        for info in self.metrics:
+            s = self.metric_summary(info.name)
+            if not s.errors:
+                continue
+            column = col(info.name, ERROR)
+            counts: dict[str, int] = {}
+            if self._errors_readable() and self.has_column(column):
+                for value in self.table[column].tolist():
+                    if isinstance(value, str) and value:
+                        counts[value] = counts.get(value, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: first seen first
+            found.append(
+                RowErrors(
+                    metric=info.name,
+                    errors=s.errors,
+                    rows=s.n,
+                    scored=s.scored,
+                    top=tuple(ranked[:top]),
+                    distinct=len(counts),
+                )
+            )
+        return found
+
+    def warn_row_errors(self, stacklevel: int = 2) -> None:
+        """Warn (:class:`RowErrorWarning`) with every metric's failed rows and their commonest
+        errors; nothing when every row was scored."""
+        found = self.row_errors()
+        if not found:
+            return
+        import warnings
+
+        lines = [line for errors in found for line in errors.lines()]
+        hint = "each row's error is in result.table['METRIC/error']"
+        warnings.warn(RowErrorWarning("\n".join(lines) + f"\n({hint})"), stacklevel=stacklevel + 1)
+
+    def _errors_readable(self) -> bool:
+        """Whether the error texts can be read without loading a table too big to show."""
+        return True
+
     @property
     def summary_metrics(self) -> dict[str, Any]:
         """A flat dict (Vertex style): ``row_count``, ``{metric}/mean``, ``{metric}/std``, ..."""
@@ -338,11 +427,23 @@ class EvalResult:
     def __repr__(self) -> str:
         mock = " (MOCK judge)" if self.is_mock else ""
         parts = []
+        failed = False
         for info in self.metrics:
             s = self.metric_summary(info.name)
+            failed = failed or bool(s.errors)
+            if s.n and not s.scored:  # a total failure reads as one, with its first error
+                parts.append(f"{info.name}: NO ROW SCORED, {s.errors} errors")
+                continue
             mean = format_percent(s.mean, signed=info.kind == "pairwise")
             parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
-        return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
+        text = f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts)
+        if failed:
+            first = next((e.top[0] for e in self.row_errors(top=1) if e.top), None)
+            if first is not None:
+                message = " ".join(first[0].split())
+                message = message if len(message) <= 200 else message[:197] + "..."
+                text += f"; first error ({first[1]}x): {message}"
+        return text + ">"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return presentation().result_mimebundle(self)
@@ -534,6 +635,9 @@ class FileResult(EvalResult):
             self.metric(name)
             return self._agreement[name]
         return super().panel_agreement(name)
+
+    def _errors_readable(self) -> bool:
+        return self._table is not None or self._rows <= DISPLAY_LOAD_MAX_ROWS
 
     def __repr__(self) -> str:
         return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
