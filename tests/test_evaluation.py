@@ -716,3 +716,45 @@ def test_aevaluate_warns_too_and_a_clean_run_does_not(fake_judge: Any) -> None:
     fake_judge.responder = lambda body: "no verdict here"
     with pytest.warns(RowErrorWarning, match="2 of 2 rows failed"):
         asyncio.run(rl.aevaluate(support_frame().head(2), [metric], judge=_judge(fake_judge)))
+
+
+def test_one_metric_needs_no_list_and_text_is_refused_clearly(fake_judge: Any) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    metric = rl.metrics.RubricMetric(rubric=support_rubric(), name="support")
+    result = rl.evaluate(support_frame().head(2), metrics=metric, judge=_judge(fake_judge))
+    assert result.metric_names == ["support"] and result.table["support/score"].notna().all()
+    with pytest.raises(TypeError, match="metrics='support' is text: pass metric objects"):
+        rl.evaluate(support_frame().head(2), metrics="support", judge=_judge(fake_judge))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("metric", "mapping", "column"),
+    [
+        (
+            rl.metrics.PairwiseRubricMetric(rubric=support_rubric(), name="vs"),
+            None,
+            "baseline_model_response",
+        ),
+        (
+            rl.metrics.PairwiseRubricMetric(
+                rubric=support_rubric(), name="vs", baseline_column="old"
+            ),
+            None,
+            "old",
+        ),
+        # a predefined pairwise metric would write rubrics first: no call may happen either
+        (rl.metrics.pairwise.TEXT_QUALITY, None, "baseline_model_response"),
+    ],
+)
+def test_a_missing_baseline_column_stops_before_any_call_naming_it(
+    fake_judge: Any, metric: Any, mapping: Any, column: str
+) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    pointwise = rl.metrics.RubricMetric(rubric=support_rubric(), name="support")
+    frame = support_frame().head(2)[["prompt", "response"]]
+    with pytest.raises(ValueError) as info:
+        rl.evaluate(frame, metrics=[pointwise, metric], judge=_judge(fake_judge), mapping=mapping)
+    assert f"no {column!r} column" in str(info.value) and "compares each response" in str(
+        info.value
+    )
+    assert fake_judge.requests == []  # not one call, not even the pointwise metric's

@@ -185,6 +185,6 @@ def test_the_readme_cli_example_runs_offline(sandbox: Path) -> None:
 def test_the_cli_help_shows_a_rubric_file_and_where_the_examples_are() -> None:
     text = _parser().format_help()
     assert "examples/" in text and "pass_mark: 0.7" in text and "critical: 2" in text
-    block = text.split("a rubric file", 1)[1].split(":\n", 1)[1]
+    block = text.split("a rubric file", 1)[1].split(":\n", 1)[1].split("\n\n", 1)[0]
     rubric = rl.Rubric.from_yaml("\n".join(line[2:] for line in block.splitlines() if line))
     assert rubric.names == ["accuracy", "tone"]

@@ -58,6 +58,13 @@ a run config (YAML or JSON; unknown keys are errors):
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
 
+a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
+  name: support
+  pass_mark: 0.7
+  criteria:
+    accuracy: {weight: 0.6, critical: 2, levels: {1: wrong, 2: vague, 3: precise}}
+    tone: {weight: 0.4, levels: {1: rude, 2: stiff, 3: warm}}
+
 exit codes:
   0  done (every gate passed)
   1  a gate failed: a metric's mean under --fail-under, or compare's --fail-if-worse
@@ -65,13 +72,6 @@ exit codes:
   3  run: a metric scored none of its rows (the commonest errors are on stderr; a results
      folder holding an earlier run keeps it, this run goes to its failed-run/ folder)
   130 interrupted (finished judge calls are in the cache; run again to resume)
-
-a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
-  name: support
-  pass_mark: 0.7
-  criteria:
-    accuracy: {weight: 0.6, critical: 2, levels: {1: wrong, 2: vague, 3: precise}}
-    tone: {weight: 0.4, levels: {1: rude, 2: stiff, 3: warm}}
 """
 
 

@@ -22,7 +22,7 @@ from ..judges.engine import run_scope
 from ..judges.sync import run_sync
 from ..result import EvalResult, RunStats, presentation
 from .responses import ModelFn, generate_responses
-from .run import RunJudge, check_metrics, describe, evaluate_frame, run_metrics
+from .run import RunJudge, check_metrics, describe, evaluate_frame, metric_list, run_metrics
 from .stream import DEFAULT_CHUNK_ROWS, astream_evaluate, iter_chunks, streams
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ __all__ = ["ModelFn", "aevaluate", "evaluate", "generate_responses"]
 
 async def aevaluate(
     data: Any,
-    metrics: Sequence[Metric],
+    metrics: Metric | Sequence[Metric],
     *,
     judge: Judge | str | None = None,
     model: Judge | str | ModelFn | None = None,
@@ -69,7 +69,7 @@ async def aevaluate(
 
 async def _aevaluate(
     data: Any,
-    metrics: Sequence[Metric],
+    metrics: Metric | Sequence[Metric],
     *,
     judge: Judge | str | None = None,
     model: Judge | str | ModelFn | None = None,
@@ -79,6 +79,7 @@ async def _aevaluate(
     chunk_rows: int | None = None,
     output: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
+    metrics = metric_list(metrics)
     if output is not None or streams(data):
         return await _streamed(data, metrics, judge, model, mapping, partition, output, chunk_rows)
     if partition is not None or _is_traces(data):
@@ -96,7 +97,7 @@ async def _aevaluate(
 
 def evaluate(
     data: Any,
-    metrics: Sequence[Metric],
+    metrics: Metric | Sequence[Metric],
     *,
     judge: Judge | str | None = None,
     model: Judge | str | ModelFn | None = None,
