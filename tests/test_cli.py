@@ -596,3 +596,97 @@ def test_exit_codes_are_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "exit codes:" in out
     assert "3  run: a metric scored none of its rows" in out
     assert "--overwrite" in out
+
+
+def test_compare_takes_result_folders_and_never_prints_a_traceback(
+    tmp_path: Path, judge: FakeJudgeServer
+) -> None:
+    data = _write_data(tmp_path, "csv").name
+    config = _config(tmp_path, data, judge.url)
+    assert main(["run", str(config), "-o", str(tmp_path / "old")]) == 0
+    assert main(["run", str(config), "-o", str(tmp_path / "new")]) == 0
+
+    done = _cli("compare", "old", "new", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("== new vs old: 4 cases ==")
+    assert "support: 50.0% -> 50.0%, diff 0.0%" in done.stdout
+    # folders and files mix; a folder's results.jsonl is the one read
+    done = _cli("compare", "old", "new/results.parquet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "a.jsonl").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "two" / "b.jsonl").write_text("{}\n", encoding="utf-8")
+    for args, message in [
+        (("old", "missing"), "no result file or folder at missing"),
+        (("old", "notes.txt"), "notes.txt is not a rubriclab result"),
+        (("old", str(tmp_path)), "holds no result file (results.jsonl or .parquet)"),
+        (("old", "two"), "holds several result files (a.jsonl, b.jsonl)"),
+        (("old", "new", "--json", "notes.txt/x.json"), "error: notes.txt"),
+    ]:
+        done = _cli("compare", *args, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert done.stderr.startswith("rubriclab compare: error: ") and message in done.stderr
+        assert done.stderr.count("\n") == 1  # one line
+    done = _cli("compare", "old", "new", "--json", "made/here/cmp.json", cwd=tmp_path)
+    assert done.returncode == 0 and json.loads((tmp_path / "made/here/cmp.json").read_text())
+
+
+def test_report_output_follows_runs_path_rules(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    assert main(["run", str(config)]) == 0
+    out = tmp_path / "out"
+    (tmp_path / "site").mkdir()
+    for flag, page in [
+        ("site", tmp_path / "site" / "report.html"),  # an existing folder: report.html inside
+        ("pages/new", tmp_path / "pages" / "new" / "report.html"),  # a new folder, made
+        ("deep/page.html", tmp_path / "deep" / "page.html"),  # a file name, its folder made
+        ("out", out / "report.html"),  # the results folder itself, as run writes it
+    ]:
+        done = _cli("report", str(out), "-o", flag, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        assert page.is_file() and "<script" not in page.read_text().lower()
+
+
+def test_unknown_judge_providers_get_a_did_you_mean(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    for flags, message in [
+        (
+            ["--judge", "opena", "--model", "m"],
+            "unknown judge spec 'opena:m' (did you mean 'openai'?)",
+        ),
+        (
+            ["--judge", "olama:qwen2.5"],
+            "unknown judge spec 'olama:qwen2.5' (did you mean 'ollama'?)",
+        ),
+        (["--judge", "mokc"], "unknown judge spec 'mokc' (did you mean 'mock'?)"),
+    ]:
+        assert main(["run", str(config), *flags]) == 2
+        assert message in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"did you mean 'gemini'\?"):
+        rl.Judge("gemeni:gemini-2.5-flash")
+    assert judge.requests == []
+
+
+def test_positive_pairwise_means_carry_a_plus_sign(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    from rubriclab.comparison import compare
+
+    data = _write_data(tmp_path, "jsonl")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text().replace(
+        "output: out\n",
+        "  - name: vs_old\n    rubric: ['Does it answer the question?']\n"
+        "    baseline: old_answer\noutput: out\n",
+    )
+    config.write_text(text, encoding="utf-8")
+    assert main(["run", str(config)]) == 0
+    result = rl.load_result(tmp_path / "out")
+    mean = result.metric_summary("vs_old").mean
+    assert mean is not None and mean != 0
+    shown = rl.format_percent(mean, signed=True)
+    assert shown[0] in "+-"
+    assert f"vs_old: {shown} -> {shown}, diff 0.0%" in compare(result, result).summary_text()

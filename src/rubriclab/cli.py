@@ -161,7 +161,13 @@ def _parser() -> argparse.ArgumentParser:
         "holding them, and write one HTML page that needs no scripts and no network.",
     )
     report.add_argument("results", nargs="+", help="result files or folders")
-    report.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
+    report.add_argument(
+        "-o",
+        "--output",
+        default="report.html",
+        help="the HTML file to write; a folder (one that exists, or a name without .html) "
+        "gets report.html inside it, as run's -o does (default: report.html)",
+    )
     report.add_argument("--title", default="rubriclab report", help="the page title")
     _fail_under(report)
 
@@ -172,8 +178,8 @@ def _parser() -> argparse.ArgumentParser:
         "criterion, the mean difference with a paired bootstrap 95%% interval, the pass-rate "
         "difference with an exact McNemar test, and better/same/worse counts.",
     )
-    cmp.add_argument("a", help="the baseline run (.jsonl or .parquet written by rubriclab)")
-    cmp.add_argument("b", help="the new run, compared with A")
+    cmp.add_argument("a", help="the baseline run: a results folder, or its .jsonl or .parquet file")
+    cmp.add_argument("b", help="the new run, compared with A (a folder or a file)")
     cmp.add_argument("--key", help="column that identifies a case (default: id, else row order)")
     cmp.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
     cmp.add_argument(
@@ -256,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "report":
-            return _report(args.results, Path(args.output), args.title, args.fail_under)
+            return _report(args.results, _report_path(args.output), args.title, args.fail_under)
         if args.command == "compare":
             return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
     except KeyboardInterrupt:
@@ -270,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # config, data, rubric and judge-spec errors are ValueErrors whose message says the fix
         print(f"rubriclab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:  # a file that cannot be written or read: one line, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"rubriclab {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
 
@@ -279,12 +289,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[str]) -> int:
     from .comparison import compare, parse_gate
+    from .result import result_file
 
     checks = [parse_gate(g) for g in gates]  # bad flags are reported before any work
-    comparison = compare(a, b, key=key)
+    # a results folder (what run writes) stands for its results file; runs are named by it
+    names = (_run_name(a), _run_name(b))
+    if names[0] == names[1]:
+        names = (f"{names[0]} (A)", f"{names[1]} (B)")
+    comparison = compare(result_file(a), result_file(b), key=key, names=names)
     print(comparison.summary_text())
     if json_out:
-        Path(json_out).write_text(json.dumps(comparison.to_dict(), indent=2), encoding="utf-8")
+        from .files import atomic_write_text
+
+        atomic_write_text(Path(json_out), json.dumps(comparison.to_dict(), indent=2))
     failures = [msg for metric, margin in checks if (msg := comparison.regression(metric, margin))]
     for msg in failures:
         print(f"rubriclab compare: FAIL {msg}", file=sys.stderr)
@@ -528,6 +545,24 @@ def _result_files(sources: Sequence[str]) -> list[Path]:
         else:
             raise _CliError(f"no result file or folder at {path}")
     return files
+
+
+def _run_name(source: str) -> str:
+    """A run's name as the user gave it: a folder's name, or a file's (its folder's for a
+    ``results.*`` file)."""
+    path = Path(source)
+    if path.is_dir():
+        return path.resolve().name or str(path)
+    return path.parent.resolve().name if path.stem == "results" else path.stem
+
+
+def _report_path(output: str) -> Path:
+    """``-o`` as run reads it: a folder (existing, or named without .html/.htm) gets
+    report.html inside; a file name is the page itself. Missing folders are made."""
+    path = Path(output)
+    if path.is_dir() or path.suffix.lower() not in (".html", ".htm"):
+        return path / "report.html"
+    return path
 
 
 def _unique(name: str, taken: Mapping[str, object]) -> str:

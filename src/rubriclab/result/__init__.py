@@ -52,6 +52,7 @@ __all__ = [
     "open_result",
     "plain",
     "presentation",
+    "result_file",
 ]
 
 #: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
@@ -531,11 +532,31 @@ class EvalResult:
         return flat, json_columns
 
 
-def load_result(path: str | Path) -> EvalResult:
-    """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet)."""
+def result_file(path: str | Path) -> Path:
+    """The result file at ``path``: the file itself, or a results folder's one result file
+    (``results.jsonl``, else ``results.parquet``, else the folder's only ``.jsonl``/``.parquet``).
+    """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no result file at {path}")
+        raise FileNotFoundError(f"no result file or folder at {path}")
+    if not path.is_dir():
+        return path
+    for name in ("results.jsonl", "results.parquet"):
+        if (path / name).is_file():
+            return path / name
+    found = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet") and p.is_file())
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise FileNotFoundError(f"{path} holds no result file (results.jsonl or .parquet)")
+    names = ", ".join(p.name for p in found)
+    raise ValueError(f"{path} holds several result files ({names}): name one of them")
+
+
+def load_result(path: str | Path) -> EvalResult:
+    """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet), or the one in a
+    results folder (what ``rubriclab run`` writes)."""
+    path = result_file(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -654,10 +675,9 @@ class FileResult(EvalResult):
 
 
 def open_result(path: str | Path) -> FileResult:
-    """A result file opened without reading its table (see :class:`FileResult`)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no result file at {path}")
+    """A result file (or a results folder's) opened without reading its table
+    (see :class:`FileResult`)."""
+    path = result_file(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
