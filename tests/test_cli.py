@@ -690,3 +690,23 @@ def test_positive_pairwise_means_carry_a_plus_sign(tmp_path: Path, judge: FakeJu
     shown = rl.format_percent(mean, signed=True)
     assert shown[0] in "+-"
     assert f"vs_old: {shown} -> {shown}, diff 0.0%" in compare(result, result).summary_text()
+
+
+def test_fail_under_gates_pointwise_means_only(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _write_data(tmp_path, "jsonl")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text().replace(
+        "output: out\n",
+        "  - name: vs_old\n    rubric: ['Does it answer the question?']\n"
+        "    baseline: old_answer\noutput: out\n",
+    )
+    config.write_text(text, encoding="utf-8")
+    # support's mean is 50%; vs_old's mean (a preference on -100..+100%) is under 40%
+    assert main(["run", str(config), "--fail-under", "0.4"]) == 0
+    err = capsys.readouterr().err
+    assert "--fail-under skips replies/vs_old: pairwise" in err
+    assert "FAIL" not in err
+    assert main(["run", str(config), "--fail-under", "0.6"]) == 1  # the pointwise gate holds
+    assert "FAIL replies/support: mean 50.0% < 60.0%" in capsys.readouterr().err

@@ -206,8 +206,9 @@ def _fail_under(parser: argparse.ArgumentParser) -> None:
         "--fail-under",
         type=_threshold,
         metavar="SCORE",
-        help="exit with code 1 when any metric's mean score is under SCORE (or has no score); "
-        "SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a percent",
+        help="exit with code 1 when any pointwise metric's mean score is under SCORE (or has no "
+        "score); SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a "
+        "percent. Pairwise metrics (preferences on -100..+100%%) are not gated; pass rates never",
     )
 
 
@@ -586,6 +587,14 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
     failures = []
     for name, result in results.items():
         for metric in result.metric_names:
+            if result.metric(metric).kind == "pairwise":
+                # a preference on -100%..+100%, not a score on 0-100%: no bar applies to it
+                print(
+                    f"--fail-under skips {name}/{metric}: pairwise (a preference on "
+                    "-100%..+100%); use 'rubriclab compare --fail-if-worse' to gate it",
+                    file=sys.stderr,
+                )
+                continue
             mean = result.metric_summary(metric).mean
             if mean is None:
                 failures.append(f"{name}/{metric}: no scored rows")

@@ -79,7 +79,9 @@ export function criteriaBars(chart, width = 460) {
       if (w >= 8 * short.length + 8) svg.append(s("text", { x: (x + w / 2).toFixed(1), y: y + 14, "text-anchor": "middle", class: "rl-seg-label" }, short));
       x += w;
     });
-    if (isNum(row.bad_share)) svg.append(s("text", { x: labelW + barW + 6, y: y + 14, class: "rl-axis" }, `${pct(row.bad_share)} fail`));
+    // pairwise criteria have no pass or fail: their right-hand figure is the baseline's share
+    const badWord = chart.kind === "pairwise" ? "baseline" : "fail";
+    if (isNum(row.bad_share)) svg.append(s("text", { x: labelW + barW + 6, y: y + 14, class: "rl-axis" }, `${pct(row.bad_share)} ${badWord}`));
   });
   return svg;
 }

@@ -53,6 +53,7 @@ __all__ = [
     "plain",
     "presentation",
     "result_file",
+    "rubrics_have_pass_mark",
 ]
 
 #: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
@@ -275,7 +276,7 @@ class EvalResult:
         scores = t[col(name, SCORE)].tolist()
         passed = t[col(name, PASSED)].tolist() if col(name, PASSED) in t else None
         if info.kind != "pairwise":
-            return summarize(scores, passed=passed)
+            return summarize(scores, passed=passed, has_pass_mark=self.has_pass_mark(name))
         flips = col(name, SWAP_CONSISTENT)
         crits = col(name, CRITERIA)
         return summarize(
@@ -304,6 +305,20 @@ class EvalResult:
         frame = pd.DataFrame(rows)
         frame.index.name = "metric"
         return frame
+
+    def has_pass_mark(self, name: str) -> bool | None:
+        """Whether metric ``name`` can pass: its fixed rubric, or any row's rubric (generated
+        ones, or the data's ``rubric`` column) has a pass mark. None when no rubric tells
+        (pairwise, template and computation metrics: their pass flags are taken as given)."""
+        info = self.metric(name)
+        if info.kind == "pairwise":
+            return None
+        if info.rubric is not None:
+            return info.rubric.pass_mark is not None
+        for column in (col(name, RUBRIC), RUBRIC):
+            if self.has_column(column):
+                return rubrics_have_pass_mark(self.table[column].tolist())
+        return None
 
     def panel_agreement(self, name: str) -> dict[str, Any] | None:
         """How far a judge panel's judges agree (Fleiss' kappa, Krippendorff's alpha nominal
@@ -404,7 +419,7 @@ class EvalResult:
                 notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
         frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
         frame.index.name = "metric"
-        if any(s.verdicts for s in summaries.values()):
+        if any(s.verdicts or s.has_pass_mark is False for s in summaries.values()):
             notes.append(PASS_RULE)
         if any(info.kind == "pairwise" for info in self.metrics):
             notes.append(
@@ -551,6 +566,28 @@ def result_file(path: str | Path) -> Path:
         raise FileNotFoundError(f"{path} holds no result file (results.jsonl or .parquet)")
     names = ", ".join(p.name for p in found)
     raise ValueError(f"{path} holds several result files ({names}): name one of them")
+
+
+def rubrics_have_pass_mark(cells: Sequence[Any]) -> bool | None:
+    """Whether any rubric among ``cells`` (rubrics, their dicts or YAML text) has a pass mark;
+    None when no cell holds a rubric."""
+    seen = False
+    for cell in cells:
+        if isinstance(cell, Rubric):
+            mark: Any = cell.pass_mark
+        elif isinstance(cell, Mapping) and "criteria" in cell:
+            mark = cell.get("pass_mark")
+        elif isinstance(cell, str) and cell.strip():
+            try:
+                mark = Rubric.from_yaml_text(cell).pass_mark
+            except ValueError:
+                continue
+        else:
+            continue
+        seen = True
+        if mark is not None:
+            return True
+    return False if seen else None
 
 
 def load_result(path: str | Path) -> EvalResult:
@@ -707,7 +744,9 @@ def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
         "mean": format_percent(s.mean, signed=pairwise),
         "± std": format_percent(s.std) if s.std is not None else "",
     }
-    if s.verdicts:
+    if s.has_pass_mark is False:
+        cells["pass"] = s.pass_text()
+    elif s.verdicts:
         rate = s.pass_rate.rate if s.pass_rate is not None else None
         text = f"{format_percent(rate)} ({s.passed}/{s.verdicts})"
         cells["pass"] = text + (f", {s.no_verdict} without verdict" if s.no_verdict else "")

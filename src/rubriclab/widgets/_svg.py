@@ -103,6 +103,8 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
         return ""
     label_w, row_h, top_pad = 170, 20, 18
     bar_w = width - label_w - 60
+    # pairwise criteria have no pass or fail: the right-hand figure is the baseline's share
+    bad_word = "baseline" if chart.get("kind") == "pairwise" else "fail"
     height = top_pad + row_h * len(rows) + 6
     out = [
         f'<svg class="rl-chart rl-crit-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
@@ -138,7 +140,7 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
         bad = row.get("bad_share")
         if isinstance(bad, int | float):
             out.append(
-                f'<text x="{label_w + bar_w + 6}" y="{y + 13}" fill="{_AXIS}">{_pct(bad)} fail</text>'
+                f'<text x="{label_w + bar_w + 6}" y="{y + 13}" fill="{_AXIS}">{_pct(bad)} {bad_word}</text>'
             )
     out.append("</svg>")
     return "".join(out)
