@@ -35,6 +35,7 @@ __all__ = [
     "score",
     "score_value",
     "summarize",
+    "unshared_criteria",
     "wilson_interval",
 ]
 
@@ -507,7 +508,32 @@ _SIDES = {"candidate": "win", "tie": "tie", "baseline": "loss"}
 
 
 def _criterion_counts(rows: Sequence[Any]) -> dict[str, WinTieLoss]:
-    return {name: WinTieLoss(**c) for name, c in criterion_tallies(rows).items()}
+    unshared = unshared_criteria(rows)
+    return {
+        name: WinTieLoss(**c) for name, c in criterion_tallies(rows).items() if name not in unshared
+    }
+
+
+def unshared_criteria(rows: Iterable[Any]) -> set[str]:
+    """Criterion names that ask different questions on different rows (per-row generated
+    rubrics all name their items q1, q2, ...): adding them up would add unrelated questions,
+    so per-criterion figures leave them out."""
+    questions: dict[str, str] = {}
+    unshared: set[str] = set()
+    for row in rows:
+        if not isinstance(row, Sequence) or isinstance(row, str):
+            continue
+        for item in row:
+            if not isinstance(item, Mapping) or "name" not in item:
+                continue
+            question = item.get("question")
+            if not isinstance(question, str) or not question:
+                continue
+            name = str(item["name"])
+            seen = questions.setdefault(name, question)
+            if seen != question:
+                unshared.add(name)
+    return unshared
 
 
 def criterion_tallies(

@@ -139,6 +139,11 @@ export function chartCard(chart) {
     histogram(chart),
     chart.kind === "pairwise" ? wtlBars(chart.wtl, 340, `win tie loss of ${chart.metric}`) : null,
     criteriaBars(chart),
+    // per-row rubrics name their items q1, q2 ... with other questions on every row: say why
+    // their bars are missing rather than add unrelated questions up
+    isNum(chart.unshared_criteria) && chart.unshared_criteria > 0
+      ? h("div", { class: "rl-muted rl-small rl-unshared" }, `no per-criterion figures for ${fmtInt(chart.unshared_criteria)} criteria: each row's rubric asks its own questions under these names (per-row rubrics), so they are not added up`)
+      : null,
   ].filter(Boolean);
   return h(
     "div",

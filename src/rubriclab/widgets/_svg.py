@@ -201,11 +201,32 @@ def charts_html(charts: Sequence[Mapping[str, Any]]) -> str:
     blocks = []
     for chart in charts:
         parts = [histogram_svg(chart), wtl_svg(chart), criteria_svg(chart)]
+        parts.append(_unshared_note(chart))
         blocks.append(
             '<div class="rl-charts-static" style="display:flex; flex-wrap:wrap; gap:18px; '
             'align-items:flex-start; margin:8px 0;">' + "".join(p for p in parts if p) + "</div>"
         )
     return "".join(blocks)
+
+
+def unshared_text(chart: Mapping[str, Any]) -> str:
+    """Why per-criterion bars are missing for per-row rubrics (empty when none are)."""
+    count = chart.get("unshared_criteria")
+    if not isinstance(count, int) or count <= 0:
+        return ""
+    return (
+        f"no per-criterion figures for {count} criteria: each row's rubric asks its own "
+        "questions under these names (per-row rubrics), so they are not added up"
+    )
+
+
+def _unshared_note(chart: Mapping[str, Any]) -> str:
+    text = unshared_text(chart)
+    return (
+        f'<div style="color:#666; font-size:12px; max-width:420px;">{_e(text)}</div>'
+        if text
+        else ""
+    )
 
 
 def runs_svg(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], width: int = 560) -> str:
