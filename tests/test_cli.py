@@ -560,6 +560,7 @@ def test_a_run_that_scores_nothing_says_why_exits_3_and_keeps_the_earlier_result
     # a run that scores again replaces them as before, and exits 0
     assert main(["run", str(_config(tmp_path, data, judge.url))]) == 0
     assert rl.load_result(out / "results.jsonl").table["support/score"].notna().all()
+    assert not (out / "failed-run").exists()  # superseded by the run that scored
 
 
 def test_a_run_into_an_empty_folder_that_scores_nothing_writes_there_and_exits_3(

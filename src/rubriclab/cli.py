@@ -402,6 +402,8 @@ def _settle(result: EvalResult, target: Path, out_dir: Path, keep_earlier: bool)
             f"for some metric; it is written to {home} (--overwrite replaces them anyway)",
             file=sys.stderr,
         )
+    else:  # a run that replaces the earlier results supersedes an earlier failed attempt too
+        shutil.rmtree(out_dir / _FAILED_RUN, ignore_errors=True)
     final = home / target.name
     target.replace(final)
     if isinstance(result, FileResult):
