@@ -145,9 +145,10 @@ def test_fail_under_from_the_config_and_a_run_with_no_scores_fails(
 
     judge.responder = lambda body: "I cannot grade this."  # every row ends in a recorded error
     config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
-    assert main(["run", str(config), "--fail-under", "0"]) == 1
+    assert main(["run", str(config), "--fail-under", "0"]) == 3  # nothing scored: code 3
     assert "no scored rows" in capsys.readouterr().err
-    result = rl.load_result(tmp_path / "out" / "results.jsonl")
+    # the first run's results stay; this one went beside them
+    result = rl.load_result(tmp_path / "out" / "failed-run" / "results.jsonl")
     assert result.table["support/error"].notna().all()  # errors kept on their rows
     assert result.table["support/raw_output"].str.contains("cannot grade").all()
 
@@ -532,3 +533,199 @@ def test_over_long_paths_are_one_line_errors_never_tracebacks(
         assert "Traceback" not in err
         errors = [line for line in err.splitlines() if ": error: " in line]
         assert len(errors) == 1 and len(errors[0]) < 300 and "too long" in errors[0], err
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_a_run_that_scores_nothing_says_why_exits_3_and_keeps_the_earlier_results(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _write_data(tmp_path, "csv").name
+    assert main(["run", str(_config(tmp_path, data, judge.url))]) == 0
+    out = tmp_path / "out"
+    good = (out / "results.jsonl").read_bytes()
+    capsys.readouterr()
+
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    assert main(["run", str(_config(tmp_path, data, dead))]) == 3
+    err = capsys.readouterr().err
+    assert "rubriclab run: support: 4 of 4 rows failed (no row scored)" in err
+    assert (
+        f"rubriclab run:   4x judge call failed: connect (1 attempt): cannot connect to {dead}"
+        in (err)
+    )
+    assert "no row scored for support (exit code 3)" in err
+    assert "kept the earlier results" in err
+    assert (out / "results.jsonl").read_bytes() == good  # never overwritten by a dead run
+    assert rl.load_result(out / "results.parquet").table["support/score"].notna().all()
+    failed = rl.load_result(out / "failed-run" / "results.jsonl")
+    assert failed.table["support/error"].str.contains("cannot connect").all()
+    assert not (out / ".incoming").exists()
+
+    # --overwrite asks for the replacement anyway; the exit code still says nothing scored
+    assert main(["run", str(_config(tmp_path, data, dead)), "--overwrite"]) == 3
+    replaced = rl.load_result(out / "results.jsonl")
+    assert replaced.table["support/score"].isna().all()
+
+    # a run that scores again replaces them as before, and exits 0
+    assert main(["run", str(_config(tmp_path, data, judge.url))]) == 0
+    assert rl.load_result(out / "results.jsonl").table["support/score"].notna().all()
+    assert not (out / "failed-run").exists()  # superseded by the run that scored
+
+
+def test_a_run_into_an_empty_folder_that_scores_nothing_writes_there_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, dead)
+    assert main(["run", str(config)]) == 3
+    assert "4x judge call failed" in capsys.readouterr().err
+    assert rl.load_result(tmp_path / "out" / "results.jsonl").table["support/error"].notna().all()
+
+
+def test_some_failed_rows_are_counted_on_stderr_and_the_run_exits_0(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def flaky(body: dict[str, Any]) -> str:
+        text = json.dumps(body)
+        if "Damaged kettle" in text or "Opened item" in text:
+            return "I cannot grade this."
+        return judge_scripts.realistic(body)
+
+    judge.responder = flaky
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    assert main(["run", str(config)]) == 0
+    err = capsys.readouterr().err
+    assert "rubriclab run: support: 2 of 4 rows failed\n" in err
+    assert "rubriclab run:   2x " in err
+
+
+def test_exit_codes_are_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    assert "exit codes:" in out
+    assert "3  run: a metric scored none of its rows" in out
+    assert "--overwrite" in out
+
+
+def test_compare_takes_result_folders_and_never_prints_a_traceback(
+    tmp_path: Path, judge: FakeJudgeServer
+) -> None:
+    data = _write_data(tmp_path, "csv").name
+    config = _config(tmp_path, data, judge.url)
+    assert main(["run", str(config), "-o", str(tmp_path / "old")]) == 0
+    assert main(["run", str(config), "-o", str(tmp_path / "new")]) == 0
+
+    done = _cli("compare", "old", "new", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("== new vs old: 4 cases ==")
+    assert "support: 50.0% -> 50.0%, diff 0.0%" in done.stdout
+    # folders and files mix; a folder's results.jsonl is the one read
+    done = _cli("compare", "old", "new/results.parquet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "a.jsonl").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "two" / "b.jsonl").write_text("{}\n", encoding="utf-8")
+    for args, message in [
+        (("old", "missing"), "no result file or folder at missing"),
+        (("old", "notes.txt"), "notes.txt is not a rubriclab result"),
+        (("old", str(tmp_path)), "holds no result file (results.jsonl or .parquet)"),
+        (("old", "two"), "holds several result files (a.jsonl, b.jsonl)"),
+        (("old", "new", "--json", "notes.txt/x.json"), "error: notes.txt"),
+    ]:
+        done = _cli("compare", *args, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert done.stderr.startswith("rubriclab compare: error: ") and message in done.stderr
+        assert done.stderr.count("\n") == 1  # one line
+    done = _cli("compare", "old", "new", "--json", "made/here/cmp.json", cwd=tmp_path)
+    assert done.returncode == 0 and json.loads((tmp_path / "made/here/cmp.json").read_text())
+
+
+def test_report_output_follows_runs_path_rules(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    assert main(["run", str(config)]) == 0
+    out = tmp_path / "out"
+    (tmp_path / "site").mkdir()
+    for flag, page in [
+        ("site", tmp_path / "site" / "report.html"),  # an existing folder: report.html inside
+        ("pages/new", tmp_path / "pages" / "new" / "report.html"),  # a new folder, made
+        ("deep/page.html", tmp_path / "deep" / "page.html"),  # a file name, its folder made
+        ("out", out / "report.html"),  # the results folder itself, as run writes it
+    ]:
+        done = _cli("report", str(out), "-o", flag, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        assert page.is_file() and "<script" not in page.read_text().lower()
+
+
+def test_unknown_judge_providers_get_a_did_you_mean(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, _write_data(tmp_path, "csv").name, judge.url)
+    for flags, message in [
+        (
+            ["--judge", "opena", "--model", "m"],
+            "unknown judge spec 'opena:m' (did you mean 'openai'?)",
+        ),
+        (
+            ["--judge", "olama:qwen2.5"],
+            "unknown judge spec 'olama:qwen2.5' (did you mean 'ollama'?)",
+        ),
+        (["--judge", "mokc"], "unknown judge spec 'mokc' (did you mean 'mock'?)"),
+    ]:
+        assert main(["run", str(config), *flags]) == 2
+        assert message in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"did you mean 'gemini'\?"):
+        rl.Judge("gemeni:gemini-2.5-flash")
+    assert judge.requests == []
+
+
+def test_positive_pairwise_means_carry_a_plus_sign(tmp_path: Path, judge: FakeJudgeServer) -> None:
+    from rubriclab.comparison import compare
+
+    data = _write_data(tmp_path, "jsonl")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text().replace(
+        "output: out\n",
+        "  - name: vs_old\n    rubric: ['Does it answer the question?']\n"
+        "    baseline: old_answer\noutput: out\n",
+    )
+    config.write_text(text, encoding="utf-8")
+    assert main(["run", str(config)]) == 0
+    result = rl.load_result(tmp_path / "out")
+    mean = result.metric_summary("vs_old").mean
+    assert mean is not None and mean != 0
+    shown = rl.format_percent(mean, signed=True)
+    assert shown[0] in "+-"
+    assert f"vs_old: {shown} -> {shown}, diff 0.0%" in compare(result, result).summary_text()
+
+
+def test_fail_under_gates_pointwise_means_only(
+    tmp_path: Path, judge: FakeJudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _write_data(tmp_path, "jsonl")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text().replace(
+        "output: out\n",
+        "  - name: vs_old\n    rubric: ['Does it answer the question?']\n"
+        "    baseline: old_answer\noutput: out\n",
+    )
+    config.write_text(text, encoding="utf-8")
+    # support's mean is 50%; vs_old's mean (a preference on -100..+100%) is under 40%
+    assert main(["run", str(config), "--fail-under", "0.4"]) == 0
+    err = capsys.readouterr().err
+    assert "--fail-under skips replies/vs_old: pairwise" in err
+    assert "FAIL" not in err
+    assert main(["run", str(config), "--fail-under", "0.6"]) == 1  # the pointwise gate holds
+    assert "FAIL replies/support: mean 50.0% < 60.0%" in capsys.readouterr().err

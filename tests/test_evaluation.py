@@ -675,3 +675,87 @@ def test_a_first_evaluate_imports_only_what_it_uses() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_an_unreachable_judge_warns_with_the_error_and_the_repr_says_so() -> None:
+    import socket
+
+    from rubriclab.result import RowErrorWarning
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    dead = rl.Judge(f"http://127.0.0.1:{port}/v1", model="m", max_retries=0)
+    metric = rl.metrics.RubricMetric(rubric=support_rubric(), name="support")
+    with pytest.warns(RowErrorWarning) as caught:
+        result = rl.evaluate(support_frame().head(3), metrics=[metric], judge=dead)
+    assert len(caught) == 1  # once, not once per row
+    message = str(caught[0].message)
+    assert message.startswith("support: 3 of 3 rows failed (no row scored)\n  3x judge call")
+    assert f"cannot connect to http://127.0.0.1:{port}/v1" in message
+    assert "result.table['METRIC/error']" in message
+    text = repr(result)
+    assert "support: NO ROW SCORED, 3 errors" in text
+    assert "first error (3x): judge call failed" in text and "cannot connect" in text
+
+
+def test_aevaluate_warns_too_and_a_clean_run_does_not(fake_judge: Any) -> None:
+    import asyncio
+    import warnings
+
+    from rubriclab.result import RowErrorWarning
+
+    fake_judge.responder = judge_scripts.realistic
+    metric = rl.metrics.RubricMetric(rubric=support_rubric(), name="support")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RowErrorWarning)
+        result = asyncio.run(
+            rl.aevaluate(support_frame().head(2), [metric], judge=_judge(fake_judge))
+        )
+    assert result.row_errors() == []
+    assert "first error" not in repr(result)
+    fake_judge.responder = lambda body: "no verdict here"
+    with pytest.warns(RowErrorWarning, match="2 of 2 rows failed"):
+        asyncio.run(rl.aevaluate(support_frame().head(2), [metric], judge=_judge(fake_judge)))
+
+
+def test_one_metric_needs_no_list_and_text_is_refused_clearly(fake_judge: Any) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    metric = rl.metrics.RubricMetric(rubric=support_rubric(), name="support")
+    result = rl.evaluate(support_frame().head(2), metrics=metric, judge=_judge(fake_judge))
+    assert result.metric_names == ["support"] and result.table["support/score"].notna().all()
+    with pytest.raises(TypeError, match="metrics='support' is text: pass metric objects"):
+        rl.evaluate(support_frame().head(2), metrics="support", judge=_judge(fake_judge))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("metric", "mapping", "column"),
+    [
+        (
+            rl.metrics.PairwiseRubricMetric(rubric=support_rubric(), name="vs"),
+            None,
+            "baseline_model_response",
+        ),
+        (
+            rl.metrics.PairwiseRubricMetric(
+                rubric=support_rubric(), name="vs", baseline_column="old"
+            ),
+            None,
+            "old",
+        ),
+        # a predefined pairwise metric would write rubrics first: no call may happen either
+        (rl.metrics.pairwise.TEXT_QUALITY, None, "baseline_model_response"),
+    ],
+)
+def test_a_missing_baseline_column_stops_before_any_call_naming_it(
+    fake_judge: Any, metric: Any, mapping: Any, column: str
+) -> None:
+    fake_judge.responder = judge_scripts.realistic
+    pointwise = rl.metrics.RubricMetric(rubric=support_rubric(), name="support")
+    frame = support_frame().head(2)[["prompt", "response"]]
+    with pytest.raises(ValueError) as info:
+        rl.evaluate(frame, metrics=[pointwise, metric], judge=_judge(fake_judge), mapping=mapping)
+    assert f"no {column!r} column" in str(info.value) and "compares each response" in str(
+        info.value
+    )
+    assert fake_judge.requests == []  # not one call, not even the pointwise metric's

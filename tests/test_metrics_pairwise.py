@@ -32,7 +32,7 @@ def test_a_baseline_column_that_is_missing_is_a_clear_error() -> None:
     rubric = rl.Rubric.checklist(["Polite?"])
     metric = rl.metrics.PairwiseRubricMetric(rubric=rubric, name="vs", baseline_column="old")
     df = pd.DataFrame({"prompt": ["p"], "response": ["r"], "baseline_model_response": ["b"]})
-    with pytest.raises(ValueError, match="no baseline column 'old'"):
+    with pytest.raises(ValueError, match="the data has no 'old' column"):
         rl.evaluate(df, [metric], judge="mock")
 
 

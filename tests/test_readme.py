@@ -185,6 +185,17 @@ def test_the_readme_cli_example_runs_offline(sandbox: Path) -> None:
 def test_the_cli_help_shows_a_rubric_file_and_where_the_examples_are() -> None:
     text = _parser().format_help()
     assert "examples/" in text and "pass_mark: 0.7" in text and "critical: 2" in text
-    block = text.split("a rubric file", 1)[1].split(":\n", 1)[1]
+    block = text.split("a rubric file", 1)[1].split(":\n", 1)[1].split("\n\n", 1)[0]
     rubric = rl.Rubric.from_yaml("\n".join(line[2:] for line in block.splitlines() if line))
     assert rubric.names == ["accuracy", "tone"]
+
+
+def test_the_readme_states_the_exit_codes_and_the_number_rules_the_code_follows() -> None:
+    from rubriclab.cli import EXIT_BELOW, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSCORED, EXIT_USAGE
+    from rubriclab.scoring import NO_PASS_MARK
+
+    for code in (EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_UNSCORED, EXIT_INTERRUPTED):
+        assert f"\n| {code} | " in README
+    assert "`run`: a metric scored none of its rows" in README
+    assert "has no pass rate" in README and f"`{NO_PASS_MARK}`" in README
+    assert "-100%..+100%" in README and "`Rubric.load(" in README

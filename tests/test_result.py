@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -139,3 +140,57 @@ def test_results_reach_the_views_only_through_the_presentation_hook(
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_metric_without_a_pass_mark_has_no_pass_rate_anywhere(tmp_path: Any) -> None:
+    import pandas as pd
+
+    import rubriclab as rl
+    from rubriclab.widgets._static.table import summary_text
+
+    # critical items but no pass mark: rows can fail a critical item, none can pass
+    checklist = rl.Rubric.checklist(
+        [{"question": "Is it right?", "critical": True}, "Is it short?"]
+    )
+    frame = pd.DataFrame(
+        {"prompt": ["a", "b", "c"], "response": ["right and short", "short", "right"]}
+    )
+    metric = rl.metrics.RubricMetric(rubric=checklist, name="chk")
+    result = rl.evaluate(frame, metrics=[metric], judge="mock")
+    s = result.metric_summary("chk")
+    assert s.has_pass_mark is False and s.pass_rate is None and s.verdicts is None
+    fails = s.critical_fails
+    assert fails is not None
+    text = result.summary_text("chk")
+    assert "no pass mark" in text and "0.0% (0/" not in text
+    assert "chk/pass_rate" not in result.summary_metrics
+    assert result.summary_metrics["chk/has_pass_mark"] is False
+    assert "no pass mark" in s.text()
+    rows = result.summary.reset_index().to_dict("records")
+    assert "no pass mark" in summary_text(rows)
+    # the same rule for a streamed run (summary from the chunks) and a saved one
+    streamed = rl.evaluate(
+        frame, metrics=[metric], judge="mock", output=tmp_path / "s.jsonl", chunk_rows=2
+    )
+    assert streamed.metric_summary("chk").has_pass_mark is False
+    assert streamed.metric_summary("chk").critical_fails == fails
+    assert rl.load_result(tmp_path / "s.jsonl").metric_summary("chk").pass_rate is None
+    # negative control: the same rubric with a pass mark has a pass rate
+    marked = rl.metrics.RubricMetric(
+        rubric=checklist.model_copy(update={"pass_mark": 0.5}), name="chk"
+    )
+    s2 = rl.evaluate(frame, metrics=[marked], judge="mock").metric_summary("chk")
+    assert s2.has_pass_mark is True and s2.pass_rate is not None
+
+
+def test_generated_checklists_show_no_pass_rate_in_the_demo() -> None:
+    import io
+
+    from rubriclab.demo import run_demo
+
+    out = io.StringIO()
+    run_demo("mock", report=None, out=out, progress=False)
+    text = out.getvalue()
+    line = next(x for x in text.splitlines() if x.startswith("text_quality "))
+    assert "no pass mark" in line and "%" in line
+    assert "0.0% (0/" not in line

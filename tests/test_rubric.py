@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 import rubriclab as rl
 from rubriclab.rubric import RubricError, RubricWarning
@@ -46,9 +45,9 @@ def test_pass_mark_accepts_percentages_as_people_write_them() -> None:
     assert rl.Rubric.checklist(["q?"], pass_mark=0.7).pass_mark == pytest.approx(0.7)
     assert rl.Rubric.checklist(["q?"], pass_mark="70%").pass_mark == pytest.approx(0.7)
     assert rl.Rubric.from_yaml("pass_mark: 70%\ncriteria: [Is it short]").pass_mark == 0.7
-    with pytest.raises(ValidationError, match="pass_mark"):
+    with pytest.raises(RubricError, match="pass_mark"):
         rl.Rubric.checklist(["q?"], pass_mark=170)
-    with pytest.raises(ValidationError, match=r"pass_mark must be a fraction like 0\.7"):
+    with pytest.raises(RubricError, match=r"^pass_mark must be a fraction like 0\.7"):
         rl.Rubric.checklist(["q?"], pass_mark="high")
 
 
@@ -96,8 +95,9 @@ def test_yaml_and_json_round_trip_exactly(tmp_path: Path) -> None:
     assert rl.Rubric.from_json(r.to_json()) == r
     path = tmp_path / "support.yaml"
     r.save(path)
-    assert rl.Rubric.from_yaml(path) == r
-    assert rl.Rubric.from_yaml(str(path)) == r
+    assert rl.Rubric.from_yaml(path) == r  # a Path is a file
+    assert rl.Rubric.load(path) == r
+    assert rl.Rubric.load(str(path)) == r
     jpath = tmp_path / "support.json"
     r.save(jpath)
     assert rl.Rubric.from_json(jpath.read_text()) == r
@@ -159,8 +159,9 @@ def test_bad_yaml_names_the_line() -> None:
 
 
 def test_unknown_key_in_a_criterion_is_an_error_naming_it() -> None:
-    with pytest.raises(ValidationError, match="wieght"):
+    with pytest.raises(RubricError) as info:
         rl.Rubric.from_yaml("criteria:\n  - name: a\n    wieght: 2\n")
+    assert str(info.value) == "unknown key 'wieght' at criteria[0].wieght (did you mean 'weight'?)"
 
 
 def test_lookup_by_name_lists_the_names_on_a_miss() -> None:
@@ -171,7 +172,104 @@ def test_lookup_by_name_lists_the_names_on_a_miss() -> None:
 def test_from_yaml_text_never_opens_a_file(tmp_path: Path) -> None:
     path = tmp_path / "r.yaml"
     path.write_text("- Is it short?\n", encoding="utf-8")
-    assert rl.Rubric.from_yaml(str(path)).names == ["q1"]  # code a person writes: a path
-    with pytest.raises(rl.RubricError, match="must be a mapping"):
-        rl.Rubric.from_yaml_text(str(path))  # text from data: never a path
+    assert rl.Rubric.load(str(path)).names == ["q1"]  # a file is read by load (or a Path)
+    assert rl.Rubric.from_yaml(path).names == ["q1"]
+    for parse in (rl.Rubric.from_yaml, rl.Rubric.from_yaml_text):
+        # text is text, whatever it ends in: never a file read (issue 25); the error says how
+        with pytest.raises(
+            rl.RubricError, match=r"looks like a file name; read files with Rubric.load"
+        ):
+            parse(str(path))
     assert rl.Rubric.from_yaml_text("- Is it short?\n").names == ["q1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # the mapping form keeps its key path, as the list form does
+        (
+            "criteria:\n  accuracy: {wieght: 1, levels: {1: a, 2: b}}\n",
+            "unknown key 'wieght' at criteria.accuracy.wieght (did you mean 'weight'?)",
+        ),
+        (
+            "criteria:\n  - {name: accuracy, wieght: 1}\n",
+            "unknown key 'wieght' at criteria[0].wieght (did you mean 'weight'?)",
+        ),
+        (
+            "criteria:\n  accuracy: {weight: heavy, levels: {1: a, 2: b}}\n",
+            "criteria.accuracy.weight: expected a number, got 'heavy'",
+        ),
+        (
+            "criteria:\n  - {name: accuracy, weight: heavy}\n",
+            "criteria[0].weight: expected a number, got 'heavy'",
+        ),
+        (
+            "criteria:\n  accuracy: {critical: 5, levels: {1: a, 2: b}}\n",
+            "criteria.accuracy: criterion 'accuracy': critical level 5 is not one of its levels",
+        ),
+        (
+            "criteria:\n  - name: a\n    levels: [{score: x, descriptor: d}, {score: 2, descriptor: e}]\n",
+            "criteria[0].levels[0].score: expected a whole number, got 'x'",
+        ),
+        (
+            "criteria:\n  a:\n    levels: [{score: x, descriptor: d}, {score: 2, descriptor: e}]\n",
+            "criteria.a.levels[0].score: expected a whole number, got 'x'",
+        ),
+        ("pass_mark: high\ncriteria: [Is it short]\n", "pass_mark must be a fraction like 0.7"),
+        (
+            "pass_mark: high\ncriteria:\n  a: {levels: {1: x, 2: y}}\n",
+            "pass_mark must be a fraction like 0.7",
+        ),
+        (
+            "pasmark: 0.7\ncriteria: [Is it short]\n",
+            "unknown key 'pasmark' (did you mean 'pass_mark'?)",
+        ),
+        (
+            "pasmark: 0.7\ncriteria:\n  a: {levels: {1: x, 2: y}}\n",
+            "unknown key 'pasmark' (did you mean 'pass_mark'?)",
+        ),
+        ("criteria: []\n", "rubric: a rubric needs at least one criterion"),
+        (
+            "criteria:\n  a: 3\n",
+            "criteria.a: expected a mapping (weight, levels, critical ...), got 3",
+        ),
+    ],
+)
+def test_rubric_errors_are_one_line_in_the_users_keys(text: str, message: str) -> None:
+    with pytest.raises(RubricError) as info:
+        rl.Rubric.from_yaml(text)
+    told = str(info.value)
+    assert told.startswith(message), told
+    assert "\n" not in told
+    for leak in ("pydantic", "type=", "validation error for", "Value error", "input_value"):
+        assert leak not in told
+    error = info.value  # no chained pydantic text under it either
+    assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)
+
+
+def test_code_built_rubrics_and_assignments_fail_in_the_users_terms_too() -> None:
+    cases = [
+        (lambda: rl.Criterion(name="w", wieght=2), "unknown key 'wieght' (did you mean 'weight'?)"),
+        (lambda: rl.Level(score="high", descriptor="x"), "score: expected a whole number"),
+        (lambda: rl.Rubric(criteria="nope"), "criteria: expected a list"),
+        (lambda: rl.Rubric.checklist([{"question": "a?", "wieght": 2}]), "did you mean 'weight'?"),
+        (lambda: rl.Rubric.checklist([3]), "checklist items are questions (text) or criteria"),
+        (lambda: rl.Criterion.yes_no(""), "a yes/no criterion needs a question"),
+    ]
+    for build, message in cases:
+        with pytest.raises(RubricError) as info:
+            build()
+        assert message in str(info.value) and "pydantic" not in str(info.value)
+    rubric = support_rubric()
+    with pytest.raises(RubricError, match=r"^pass_mark must be a fraction"):
+        rubric.pass_mark = "high"  # type: ignore[assignment]
+    assert rubric.pass_mark == 0.7  # unchanged
+
+
+def test_rubric_errors_read_under_a_config_path() -> None:
+    with pytest.raises(RubricError) as info:
+        rl.Rubric.from_yaml("criteria:\n  accuracy: {wieght: 1, levels: {1: a, 2: b}}\n")
+    assert info.value.retold("metrics[0].rubric") == (
+        "unknown key 'wieght' at metrics[0].rubric.criteria.accuracy.wieght "
+        "(did you mean 'weight'?)"
+    )

@@ -301,3 +301,25 @@ def test_a_reused_scorer_still_refuses_bad_levels_with_every_problem() -> None:
     ]
     judged = {"accuracy": "3", "completeness": 2.0, "tone": {"score": 1}, "conciseness": "3"}
     assert scorer(judged) == support_rubric().score(good)
+
+
+def test_pairwise_per_criterion_counts_leave_out_names_that_ask_other_questions() -> None:
+    from rubriclab.scoring import summarize, unshared_criteria
+
+    rows = [
+        [
+            {"name": "q1", "question": "Is the date right?", "winner": "candidate"},
+            {"name": "q2", "question": "Is it short?", "winner": "tie"},
+        ],
+        [
+            {"name": "q1", "question": "Is the dose safe?", "winner": "baseline"},
+            {"name": "q2", "question": "Is it short?", "winner": "candidate"},
+        ],
+    ]
+    assert unshared_criteria(rows) == {"q1"}
+    s = summarize([0.5, -0.5], choices=[0.5, -0.5], criteria=rows)
+    assert s.criteria is not None and list(s.criteria) == ["q2"]
+    assert (s.criteria["q2"].win, s.criteria["q2"].tie) == (1, 1)
+    # negative control: the same question under the same name on every row is counted
+    same = [[{"name": "q1", "question": "Same?", "winner": "candidate"}]] * 2
+    assert summarize([0.5, 0.5], choices=[0.5, 0.5], criteria=same).criteria["q1"].win == 2  # type: ignore[index]

@@ -44,5 +44,22 @@ def test_needs_a_pairwise_metric() -> None:
 def test_static_text_is_deterministic() -> None:
     text = repr(PairwiseView(pairwise_result(4)))
     assert text == repr(PairwiseView(pairwise_result(4)))
-    assert text.splitlines()[0].startswith("pair: candidate wins 50% [")
+    assert text.splitlines()[0].startswith("pair: candidate wins 50% (2/4), ties 25% (1/4)")
+    assert "mean preference +25.0% (on -100%..+100%)" in text.splitlines()[0]
     assert "orders agree: yes" in text
+
+
+def test_pairwise_numbers_share_one_unit_and_never_say_fail() -> None:
+    from rubriclab.widgets._charts import chart_data
+    from rubriclab.widgets._source import as_source
+    from rubriclab.widgets._static.common import fmt_score
+    from rubriclab.widgets._svg import criteria_svg
+    from rubriclab.widgets.report import report_html
+
+    assert fmt_score(0.5, "pairwise") == "+50.0%" and fmt_score(-0.5, "pairwise") == "-50.0%"
+    result = pairwise_result(4)
+    page = report_html({"run": result}, "r")
+    assert " fail</text>" not in page and "baseline</text>" in page
+    for chart in chart_data(as_source(result)):
+        if chart["kind"] == "pairwise":
+            assert "fail" not in criteria_svg(chart)

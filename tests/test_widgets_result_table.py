@@ -353,3 +353,36 @@ def test_update_keeps_the_readers_columns_and_carries_live_rows() -> None:
     assert table.live["columns"] == table.visible and table.live["charts"][0]["scored"] == 11
     table.update(result, {"done": 20, "total": 20, "errors": 2, "state": "finished"})
     assert table.live is None and table.total == 20 and table.progress["state"] == "finished"
+
+
+def test_per_row_rubrics_questions_are_never_added_up_by_name() -> None:
+    import pandas as pd
+
+    import rubriclab as rl
+    from rubriclab.widgets._charts import chart_data
+    from rubriclab.widgets._query import TableQuery
+    from rubriclab.widgets._source import as_source
+    from rubriclab.widgets.report import report_html
+
+    rows = pd.DataFrame({"prompt": ["a", "b", "c"], "response": ["x", "y", "z"]})
+    rows["rubric"] = [
+        rl.Rubric.checklist(["Is the date right?", "Is it short?"]).to_dict(),
+        rl.Rubric.checklist(["Is the dose safe?", "Is it short?"]).to_dict(),
+        rl.Rubric.checklist(["Does it cite the policy?", "Is it short?"]).to_dict(),
+    ]
+    result = rl.evaluate(rows, metrics=[rl.metrics.RubricMetric(name="gen")], judge="mock")
+    chart = chart_data(as_source(result))[0]
+    # q1 asks three different things: no bar adds them; q2 asks the same everywhere: kept
+    assert [c["name"] for c in chart["criteria"]] == ["q2"]
+    assert chart["criteria"][0]["total"] == 3 and chart["unshared_criteria"] == 1
+    options = TableQuery(as_source(result)).criteria_options()["gen"]
+    assert [o["name"] for o in options] == ["q2"]
+    assert "no per-criterion figures for 1 criteria" in report_html({"run": result}, "r")
+    # negative control: one rubric for every row keeps every criterion
+    fixed = rl.Rubric.checklist(["Is the date right?", "Is it short?"])
+    same = rl.evaluate(
+        rows.drop(columns="rubric"),
+        metrics=[rl.metrics.RubricMetric(rubric=fixed, name="f")],
+        judge="mock",
+    )
+    assert [c["name"] for c in chart_data(as_source(same))[0]["criteria"]] == ["q1", "q2"]

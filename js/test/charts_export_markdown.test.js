@@ -30,6 +30,19 @@ describe("one display rule for scores", () => {
     expect(card.textContent).toContain("50.0% ± 10.0% std");
     expect(card.querySelector(".rl-pass-rule").textContent).toBe("31 of 50 with a verdict passed");
   });
+  it("shows 'no pass mark', never a 0% pass rate, for a metric that cannot pass", () => {
+    const card = summaryCard({ metric: "tq", kind: "pointwise", mean: 0.467, n: 10, scored: 10, has_pass_mark: false, critical_fails: 4 });
+    expect(card.textContent).toContain("no pass mark · 4 failed a critical item");
+    expect(card.textContent).not.toMatch(/pass \d|0%/);
+    expect(card.querySelector(".rl-pass-rule")).toBeNull();
+  });
+  it("gives a pairwise card its mean as a signed percent and a denominator on every rate", () => {
+    const card = summaryCard({ metric: "pw", kind: "pairwise", mean: -1 / 6, n: 3, scored: 3, wins: 1, ties: 0, losses: 2, win_rate: 1 / 3, tie_rate: 0, loss_rate: 2 / 3 });
+    expect(card.querySelector(".rl-card-big").textContent).toBe("-16.7%");
+    expect(card.textContent).toContain("win 33% (1/3)");
+    expect(card.textContent).toContain("tie 0% (0/3) · loss 67% (2/3)");
+    expect(card.textContent).not.toContain("fail");
+  });
   it("says 'cached' instead of attempts 0 · latency 0 ms", () => {
     const line = metaLine({ cached: true, tokens: 120, attempts: 0, latency: 0 });
     expect(line.textContent).toContain("cached");

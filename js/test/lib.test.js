@@ -40,8 +40,10 @@ describe("format", () => {
   it("shows pointwise scores as a percent and pairwise signed", () => {
     expect(fmtScore(0.75)).toBe("75.0%");
     expect(fmtScore(null)).toBe("—");
-    expect(fmtScore(0.5, "pairwise")).toBe("+0.5");
-    expect(fmtScore(-1, "pairwise")).toBe("-1.0");
+    expect(fmtScore(0.5, "pairwise")).toBe("+50.0%");
+    expect(fmtScore(-1, "pairwise")).toBe("-100.0%");
+    expect(fmtScore(0, "pairwise")).toBe("0.0%");
+    expect(fmtScore(-1 / 6, "pairwise")).toBe("-16.7%");
   });
   it("formats rates with their intervals", () => {
     expect(fmtRate(0.62, 0.55, 0.69)).toBe("62% [55–69%]");

@@ -174,3 +174,31 @@ describe("ResultTable", () => {
     expect(el.childNodes.length).toBe(0);
   });
 });
+
+describe("ResultTable score filter", () => {
+  it("is per metric kind: no one range over pointwise and pairwise, percents for both", async () => {
+    document.body.replaceChildren();
+    const el = document.createElement("div");
+    document.body.append(el);
+    const model = makeModel({ metrics: [{ name: "support", kind: "pointwise" }, { name: "vs", kind: "pairwise" }] });
+    kernel(model);
+    const cleanup = view.render({ model, el });
+    await tick();
+    await frame();
+    expect(el.querySelector(".rl-min")).toBeNull(); // "any metric" mixes the scales
+    expect(el.querySelector(".rl-score-hint").textContent).toBe("pick a metric to filter by score");
+    const sel = el.querySelector(".rl-metric-select");
+    sel.value = "vs";
+    sel.dispatchEvent(new Event("change"));
+    await tick();
+    const lo = el.querySelector(".rl-min");
+    expect(lo.getAttribute("step")).toBe("50");
+    expect(lo.parentElement.textContent).toContain("preference");
+    expect(lo.parentElement.textContent).toContain("%");
+    sel.value = "support";
+    sel.dispatchEvent(new Event("change"));
+    await tick();
+    expect(el.querySelector(".rl-min").getAttribute("step")).toBe("1");
+    cleanup();
+  });
+});

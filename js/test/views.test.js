@@ -106,7 +106,7 @@ describe("PairwiseView", () => {
       is_mock: false,
       judge: "",
       title: "",
-      totals: [{ metric: "pair", scored: 4, win_rate: 0.5, win_rate_low: 0.15, win_rate_high: 0.85, tie_rate: 0.25, loss_rate: 0.25, swap_checked: 4, swap_inconsistent: 1 }],
+      totals: [{ metric: "pair", scored: 4, mean: 0.125, wins: 2, ties: 1, losses: 1, win_rate: 0.5, win_rate_low: 0.15, win_rate_high: 0.85, tie_rate: 0.25, loss_rate: 0.25, swap_checked: 4, swap_inconsistent: 1 }],
       case: {
         heading: "case 1 of 4",
         fields: [{ name: "prompt", text: "Explain the refund policy" }],
@@ -137,7 +137,10 @@ describe("PairwiseView", () => {
     expect(el.querySelector('[data-criterion="accuracy"] .rl-win-cell').textContent).toBe("candidate");
     expect(el.querySelector('[data-criterion="accuracy"]').textContent).toContain("3/3");
     expect(el.querySelector('[data-criterion="tone"]').textContent).toContain("orders disagree");
-    expect(el.querySelector(".rl-totals").textContent).toContain("candidate wins 50% [15–85%]");
+    // denominators beside every rate, and the mean on the rows' unit (a signed percent)
+    expect(el.querySelector(".rl-totals").textContent).toContain("candidate wins 50% (2/4) · ties 25% (1/4) · baseline wins 25% (1/4)");
+    expect(el.querySelector(".rl-totals").textContent).toContain("mean preference +12.5% (on -100%..+100%)");
+    expect(el.querySelector(".rl-totals").textContent).not.toContain("fail");
     expect(el.querySelector(".rl-totals").textContent).toContain("orders disagreed on 1 of 4");
     expect(el.querySelector(".rl-raw summary").textContent).toBe("Raw judge output (2 calls)");
     el.querySelector(".rl-next").click();

@@ -1,9 +1,11 @@
 """The ``rubriclab`` command: ``demo``, ``run``, ``report``, ``compare`` and ``serve-fake-judge``.
 
 Progress and messages go to stderr, summaries to stdout and results to files, so the command
-composes in CI. Exit codes: 0 success, 1 a metric's mean is under ``--fail-under`` (or, for
-``compare``, worse than ``--fail-if-worse`` allows), 2 bad input
-(config, data, rubric, judge spec), 130 interrupted.
+composes in CI. Exit codes (also in ``--help`` and the README): 0 success, 1 a metric's mean
+is under ``--fail-under`` (or, for ``compare``, worse than ``--fail-if-worse`` allows), 2 bad
+input (config, data, rubric, judge spec, flags), 3 a metric of ``run`` scored none of its rows
+(every judge call failed: the errors are on stderr and earlier results are kept), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_UNSCORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 #: above this many rows ``run`` writes only the streamed results.jsonl and summary.json
 _FULL_OUTPUTS_MAX_ROWS = 100_000
 
@@ -62,6 +64,14 @@ a rubric file (support.yaml; the repository's examples/ has it with eval.yaml an
   criteria:
     accuracy: {weight: 0.6, critical: 2, levels: {1: wrong, 2: vague, 3: precise}}
     tone: {weight: 0.4, levels: {1: rude, 2: stiff, 3: warm}}
+
+exit codes:
+  0  done (every gate passed)
+  1  a gate failed: a metric's mean under --fail-under, or compare's --fail-if-worse
+  2  bad input: config, data, rubric, judge spec or flags (one line on stderr says which)
+  3  run: a metric scored none of its rows (the commonest errors are on stderr; a results
+     folder holding an earlier run keeps it, this run goes to its failed-run/ folder)
+  130 interrupted (finished judge calls are in the cache; run again to resume)
 """
 
 
@@ -124,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--output", "-o", help="results folder overriding the config's 'output'")
     run.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the results folder's earlier run even when this run scores no row "
+        "(without it such a run is written to the folder's failed-run/ and exits with 3)",
+    )
+    run.add_argument(
         "--allow-outside",
         action="store_true",
         help="let the config's paths (data, rubric, template, output, cache) leave its folder",
@@ -146,7 +162,13 @@ def _parser() -> argparse.ArgumentParser:
         "holding them, and write one HTML page that needs no scripts and no network.",
     )
     report.add_argument("results", nargs="+", help="result files or folders")
-    report.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
+    report.add_argument(
+        "-o",
+        "--output",
+        default="report.html",
+        help="the HTML file to write; a folder (one that exists, or a name without .html) "
+        "gets report.html inside it, as run's -o does (default: report.html)",
+    )
     report.add_argument("--title", default="rubriclab report", help="the page title")
     _allow_images(
         report, "embed local images named in the results from DIR too (besides their folders)"
@@ -160,8 +182,8 @@ def _parser() -> argparse.ArgumentParser:
         "criterion, the mean difference with a paired bootstrap 95%% interval, the pass-rate "
         "difference with an exact McNemar test, and better/same/worse counts.",
     )
-    cmp.add_argument("a", help="the baseline run (.jsonl or .parquet written by rubriclab)")
-    cmp.add_argument("b", help="the new run, compared with A")
+    cmp.add_argument("a", help="the baseline run: a results folder, or its .jsonl or .parquet file")
+    cmp.add_argument("b", help="the new run, compared with A (a folder or a file)")
     cmp.add_argument("--key", help="column that identifies a case (default: id, else row order)")
     cmp.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
     cmp.add_argument(
@@ -225,8 +247,9 @@ def _fail_under(parser: argparse.ArgumentParser) -> None:
         "--fail-under",
         type=_threshold,
         metavar="SCORE",
-        help="exit with code 1 when any metric's mean score is under SCORE (or has no score); "
-        "SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a percent",
+        help="exit with code 1 when any pointwise metric's mean score is under SCORE (or has no "
+        "score); SCORE is a fraction (0.7) or a percent (70%%); a bare number above 1 reads as a "
+        "percent. Pairwise metrics (preferences on -100..+100%%) are not gated; pass rates never",
     )
 
 
@@ -282,7 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "report":
             return _report(
-                args.results, Path(args.output), args.title, args.fail_under, args.allow_images
+                args.results,
+                _report_path(args.output),
+                args.title,
+                args.fail_under,
+                args.allow_images,
             )
         if args.command == "compare":
             return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
@@ -302,8 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a path too long, a folder we may not write...: one line
         name = str(exc.filename or "")
         shown = name if len(name) <= 120 else name[:80] + "…"
-        where = f": {shown!r}" if shown else ""
-        print(f"rubriclab {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        where = f"{shown}: " if shown else ""
+        print(f"rubriclab {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
@@ -330,12 +357,19 @@ def _rate_judge(args: argparse.Namespace) -> int:
 
 def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[str]) -> int:
     from .comparison import compare, parse_gate
+    from .result import result_file
 
     checks = [parse_gate(g) for g in gates]  # bad flags are reported before any work
-    comparison = compare(a, b, key=key)
+    # a results folder (what run writes) stands for its results file; runs are named by it
+    names = (_run_name(a), _run_name(b))
+    if names[0] == names[1]:
+        names = (f"{names[0]} (A)", f"{names[1]} (B)")
+    comparison = compare(result_file(a), result_file(b), key=key, names=names)
     print(comparison.summary_text())
     if json_out:
-        Path(json_out).write_text(json.dumps(comparison.to_dict(), indent=2), encoding="utf-8")
+        from .files import atomic_write_text
+
+        atomic_write_text(Path(json_out), json.dumps(comparison.to_dict(), indent=2))
     failures = [msg for metric, margin in checks if (msg := comparison.regression(metric, margin))]
     for msg in failures:
         print(f"rubriclab compare: FAIL {msg}", file=sys.stderr)
@@ -362,17 +396,30 @@ def _run(args: argparse.Namespace) -> int:
     # streamed chunk by chunk into results.jsonl: bounded memory, and a killed run resumes
     out_dir.mkdir(parents=True, exist_ok=True)
     streamed = out_dir / "results.jsonl"
-    if not streamed.with_name(streamed.name + ".partial").exists():
-        streamed.unlink(missing_ok=True)  # a fresh run replaces the last one's results
-    result = evaluate(
-        str(data),
-        metrics,
-        judge=judge,
-        mapping=config.mapping or None,
-        output=streamed,
-        image_dirs=args.allow_images,
-    )
+    earlier = streamed.exists() and not _partial(streamed).exists()
+    # an earlier run's results stay untouched until this run has scored something: the new
+    # one is streamed beside them and moved into place only then
+    target = out_dir / _INCOMING / streamed.name if earlier else streamed
+    if not _partial(target).exists():
+        target.unlink(missing_ok=True)  # a fresh run replaces the last one's results
+    with warnings.catch_warnings():
+        from .result import RowErrorWarning
+
+        warnings.simplefilter("ignore", RowErrorWarning)  # told below, on stderr, once
+        result = evaluate(
+            str(data),
+            metrics,
+            judge=judge,
+            mapping=config.mapping or None,
+            output=target,
+            image_dirs=args.allow_images,
+        )
     result.meta.update(config=str(args.config), data=str(data), name=name)
+    row_errors = result.row_errors()
+    unscored = [e.metric for e in row_errors if e.nothing_scored]
+    if earlier:
+        keep_earlier = bool(unscored) and not args.overwrite
+        out_dir = _settle(result, target, out_dir, keep_earlier)
     written = _write_results(result, out_dir, name, [Path(data).parent, *args.allow_images])
     if args.junit:
         from .result.junit import write_junit
@@ -382,8 +429,59 @@ def _run(args: argparse.Namespace) -> int:
     _print_summary(name, result, sys.stdout)
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
+    for errors in row_errors:
+        for line in errors.lines():
+            print(f"rubriclab run: {line}", file=sys.stderr)
     threshold = args.fail_under if args.fail_under is not None else config.fail_under
-    return _gate({name: result}, threshold)
+    code = _gate({name: result}, threshold)
+    if unscored:
+        print(
+            f"rubriclab run: error: no row scored for {', '.join(unscored)} "
+            f"(exit code {EXIT_UNSCORED}); the errors above say why",
+            file=sys.stderr,
+        )
+        return EXIT_UNSCORED
+    return code
+
+
+#: the folder, inside a results folder, a new run is streamed into while an earlier run's
+#: results are still there
+_INCOMING = ".incoming"
+#: where a run that scored nothing is written when the results folder holds an earlier run
+_FAILED_RUN = "failed-run"
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
+def _settle(result: EvalResult, target: Path, out_dir: Path, keep_earlier: bool) -> Path:
+    """Put a run streamed beside earlier results in its place; returns its results folder.
+
+    A run that scored nothing goes to ``failed-run/`` and the earlier results stay as they
+    were; any other run replaces them.
+    """
+    import shutil
+
+    from .result import FileResult
+
+    home = out_dir / _FAILED_RUN if keep_earlier else out_dir
+    if keep_earlier:
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        print(
+            f"rubriclab run: kept the earlier results in {out_dir}: this run scored no row "
+            f"for some metric; it is written to {home} (--overwrite replaces them anyway)",
+            file=sys.stderr,
+        )
+    else:  # a run that replaces the earlier results supersedes an earlier failed attempt too
+        shutil.rmtree(out_dir / _FAILED_RUN, ignore_errors=True)
+    final = home / target.name
+    target.replace(final)
+    if isinstance(result, FileResult):
+        result.path = final
+    shutil.rmtree(target.parent, ignore_errors=True)
+    return home
 
 
 def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None:
@@ -537,6 +635,24 @@ def _result_files(sources: Sequence[str]) -> list[Path]:
     return files
 
 
+def _run_name(source: str) -> str:
+    """A run's name as the user gave it: a folder's name, or a file's (its folder's for a
+    ``results.*`` file)."""
+    path = Path(source)
+    if path.is_dir():
+        return path.resolve().name or str(path)
+    return path.parent.resolve().name if path.stem == "results" else path.stem
+
+
+def _report_path(output: str) -> Path:
+    """``-o`` as run reads it: a folder (existing, or named without .html/.htm) gets
+    report.html inside; a file name is the page itself. Missing folders are made."""
+    path = Path(output)
+    if path.is_dir() or path.suffix.lower() not in (".html", ".htm"):
+        return path / "report.html"
+    return path
+
+
 def _unique(name: str, taken: Mapping[str, object]) -> str:
     candidate, n = name, 2
     while candidate in taken:
@@ -558,6 +674,14 @@ def _gate(results: Mapping[str, EvalResult], threshold: float | None) -> int:
     failures = []
     for name, result in results.items():
         for metric in result.metric_names:
+            if result.metric(metric).kind == "pairwise":
+                # a preference on -100%..+100%, not a score on 0-100%: no bar applies to it
+                print(
+                    f"--fail-under skips {name}/{metric}: pairwise (a preference on "
+                    "-100%..+100%); use 'rubriclab compare --fail-if-worse' to gate it",
+                    file=sys.stderr,
+                )
+                continue
             mean = result.metric_summary(metric).mean
             if mean is None:
                 failures.append(f"{name}/{metric}: no scored rows")

@@ -186,8 +186,10 @@ class Comparison:
         lines = [f"== {b} vs {a}: {len(self.table)} cases =={mock}"]
         pct = round(100 * self.confidence)
         for name, row in self.summary.iterrows():
+            signed = self._pairwise(str(name))  # a preference on -100%..+100%: its sign shows
             lines.append(
-                f"{name}: {percent(row['mean_a'])} -> {percent(row['mean_b'])}, "
+                f"{name}: {percent(row['mean_a'], signed=signed)} -> "
+                f"{percent(row['mean_b'], signed=signed)}, "
                 f"diff {percent(row['diff'], signed=True)} "
                 f"[{pct}% CI {percent(row['ci_low'], signed=True)}, "
                 f"{percent(row['ci_high'], signed=True)}] over {int(row['pairs'])} pairs; "
@@ -215,6 +217,12 @@ class Comparison:
         if self.metrics_only_in_one:
             lines.append(f"metrics in one run only: {', '.join(self.metrics_only_in_one)}")
         return "\n".join(lines)
+
+    def _pairwise(self, metric: str) -> bool:
+        for run in (self.a, self.b):
+            if metric in run.metric_names:
+                return run.metric(metric).kind == "pairwise"
+        return False
 
     def __repr__(self) -> str:
         return self.summary_text()

@@ -40,11 +40,13 @@ _MAPPING_HINT = re.compile(r"pass mapping=\{'(\w+)': 'your_column'\}")
 def _message(exc: BaseException) -> str:
     from pydantic import ValidationError
 
-    from .rubric import Rubric
-    from .run_config.errors import explain
+    from .plain_errors import explain
+    from .rubric import Rubric, RubricError
 
     if isinstance(exc, ValidationError):  # the cell's YAML, in its own keys
         return "the rubric in the cell: " + explain(exc, Rubric)
+    if isinstance(exc, RubricError) and not str(exc).startswith("rubric YAML"):
+        return "the rubric in the cell: " + str(exc)
     text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     # the data and judge layers speak Python; in a magic the same fix is an option
     text = text.replace(" (or pass api_key=...)", "")

@@ -21,18 +21,28 @@ Scoring itself lives in :mod:`rubriclab.scoring`; ``Rubric.score`` is a shortcut
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .files import YamlError, atomic_write_text, load_yaml
+from .plain_errors import did_you_mean, explain
 from .scale import parse_fraction
 from .scoring import Score
 from .scoring import score as score_levels
@@ -52,7 +62,56 @@ MAX_LEVELS = 5
 
 
 class RubricError(ValueError):
-    """A rubric file or mapping could not be read; the message says where and why."""
+    """A rubric (code, mapping, file) is not valid; one line that says where and why.
+
+    Where the model's validation found it, the line names the key path inside the rubric
+    (``criteria.accuracy.weight``) and :meth:`retold` puts it under an outer path (a run
+    config's ``metrics[0].rubric``); no pydantic wording reaches the user.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: tuple[ValidationError, type[BaseModel], str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self._source = source
+
+    def retold(self, prefix: str) -> str:
+        """The message with its key paths under ``prefix`` (``metrics[0].rubric``)."""
+        if self._source is None:
+            return f"{prefix}: {self}" if prefix else str(self)
+        exc, model, inner = self._source
+        where = ".".join(p for p in (prefix, inner) if p)
+        return explain(exc, model, prefix=where, top="rubric")
+
+
+@contextlib.contextmanager
+def _told(model: type[BaseModel], where: str = "") -> Iterator[None]:
+    """A pydantic ValidationError as a :class:`RubricError` in the user's terms."""
+    try:
+        yield
+    except ValidationError as exc:
+        message = explain(exc, model, prefix=where, top="rubric")
+        raise RubricError(message, source=(exc, model, where)) from None
+
+
+class _Told(BaseModel):
+    """Constructing or assigning raises a :class:`RubricError` in the user's terms, never
+    pydantic's text (``model_validate`` keeps pydantic's error, for the editor's locations)."""
+
+    def __init__(self, **data: Any) -> None:
+        with _told(type(self)):
+            super().__init__(**data)
+
+    # pydantic calls a model's own __init__ for nested values too, unless it is marked as the
+    # base one; nested criteria must stay pydantic's, so errors keep their key paths
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        with _told(type(self)):
+            super().__setattr__(name, value)
 
 
 class RubricWarning(UserWarning):
@@ -62,7 +121,7 @@ class RubricWarning(UserWarning):
 _Strict = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-class Level(BaseModel):
+class Level(_Told):
     """One level of a criterion: an integer score and what an output at that level looks like."""
 
     model_config = _Strict
@@ -84,7 +143,7 @@ YES_NO_LEVELS: tuple[Level, Level] = (
 )
 
 
-class Criterion(BaseModel):
+class Criterion(_Told):
     """One thing the judge checks: a yes/no question or a criterion with described levels.
 
     ``critical`` is the minimum acceptable level: below it the case fails whatever its total.
@@ -157,8 +216,8 @@ class Criterion(BaseModel):
         category: str | None = None,
     ) -> Criterion:
         """A checklist item: levels NO=0 / YES=1; ``critical=True`` means it must be YES."""
-        if not question.strip():
-            raise ValueError("a yes/no criterion needs a question")
+        if not isinstance(question, str) or not question.strip():
+            raise RubricError("a yes/no criterion needs a question (text)")
         return cls(
             name=name,
             description=question,
@@ -206,7 +265,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-class Rubric(BaseModel):
+class Rubric(_Told):
     """A set of criteria with an optional pass mark (a fraction of the maximum, 0.7 = 70%)."""
 
     model_config = _Strict
@@ -274,10 +333,11 @@ class Rubric(BaseModel):
             elif isinstance(item, Mapping):
                 spec = dict(item)
                 question = spec.pop("question", None) or spec.pop("description", "")
+                _no_unknown_keys(spec, _YES_NO_KEYS, f"criteria[{len(criteria)}]")
                 criteria.append(Criterion.yes_no(str(question), **spec))
             else:
-                raise TypeError(
-                    f"checklist items are strings or criteria, got {type(item).__name__}"
+                raise RubricError(
+                    f"checklist items are questions (text) or criteria, got {type(item).__name__}"
                 )
         return cls(criteria=criteria, pass_mark=pass_mark, name=name)
 
@@ -296,11 +356,22 @@ class Rubric(BaseModel):
         """
         built: list[Criterion] = []
         for crit_name, spec in criteria.items():
+            where = f"criteria.{crit_name}"
+            if not isinstance(spec, Mapping):
+                raise RubricError(
+                    f"{where}: expected a mapping (weight, levels, critical ...), got "
+                    f"{_shown(spec)}"
+                )
             spec = dict(spec)
-            levels = _levels_from(crit_name, spec.pop("levels", None))
+            levels = _levels_from(crit_name, spec.pop("levels", None), where=where)
             if critical and crit_name in critical:
                 spec.setdefault("critical", critical[crit_name])
-            built.append(Criterion(name=crit_name, levels=levels, **spec))
+            if isinstance(spec.get("critical"), bool):
+                spec["critical"] = 1 if spec["critical"] else None
+            with _told(Criterion, where):
+                built.append(
+                    Criterion.model_validate({"name": crit_name, "levels": levels, **spec})
+                )
         if critical:
             unknown = sorted(set(critical) - set(criteria))
             if unknown:
@@ -313,23 +384,22 @@ class Rubric(BaseModel):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rubric:
+        if not isinstance(data, Mapping):
+            raise RubricError(f"a rubric is a mapping with 'criteria', got {_shown(data)}")
         data = dict(data)
         crits = data.get("criteria")
         if isinstance(crits, Mapping):
             # the analytic mapping form also reads from files: {accuracy: {weight: .., levels: ..}}
+            _no_unknown_keys(data, [*cls.model_fields, "critical"], "")
             pass_mark = data.pop("pass_mark", None)
             critical = data.pop("critical", None)
             rubric_name = data.pop("name", None)
-            rest = {k: v for k, v in data.items() if k != "criteria"}
-            if set(rest) - {"description"}:
-                raise RubricError(
-                    f"unknown rubric keys: {', '.join(sorted(set(rest) - {'description'}))}"
-                )
             rubric = cls.analytic(crits, pass_mark=pass_mark, critical=critical, name=rubric_name)
-            return rubric.model_copy(update={"description": rest.get("description")})
+            return rubric.model_copy(update={"description": data.get("description")})
         if isinstance(crits, list):
             data["criteria"] = [_criterion_from_item(i, c) for i, c in enumerate(crits, start=1)]
-        return cls.model_validate(data)
+        with _told(cls):
+            return cls.model_validate(data)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)
@@ -348,13 +418,30 @@ class Rubric(BaseModel):
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     @classmethod
-    def from_yaml(cls, source: str | Path) -> Rubric:
-        """Read YAML text or a path to a ``.yaml``/``.yml``/``.json`` file.
+    def from_yaml(cls, source: str | os.PathLike[str]) -> Rubric:
+        """Parse YAML (or JSON) rubric text; a :class:`~pathlib.Path` is read as a file.
 
-        For code a person writes (``Rubric.from_yaml("rubrics/support.yaml")``). Text that
-        comes from data, a widget or a model must go through :meth:`from_yaml_text`, which
-        never opens a file: a cell holding ``/home/me/.secrets.yaml`` is text, not a path."""
-        return cls.from_yaml_text(_read_source(source))
+        Text is always text: ``Rubric.from_yaml("support.yaml")`` parses those characters (and
+        says so, pointing at :meth:`load`), it never opens a file. Read a file with
+        :meth:`load` (``Rubric.load("rubrics/support.yaml")``) or pass a ``Path``."""
+        if isinstance(source, os.PathLike):
+            return cls.load(source)
+        return cls.from_yaml_text(source)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Rubric:
+        """Read a rubric file (``.yaml``, ``.yml`` or ``.json``); errors name the file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no rubric file at {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RubricError(f"{path}: cannot be read ({exc})") from None
+        try:
+            return cls.from_yaml_text(text)
+        except RubricError as exc:
+            raise RubricError(f"{path}: {exc}", source=exc._source) from None
 
     @classmethod
     def from_yaml_text(cls, text: str) -> Rubric:
@@ -368,8 +455,13 @@ class Rubric(BaseModel):
         if isinstance(data, list):
             data = {"criteria": data}
         if not isinstance(data, Mapping):
+            hint = ""
+            if isinstance(data, str) and _looks_like_a_path(text):
+                hint = (
+                    f": {text.strip()!r} looks like a file name; read files with Rubric.load(path)"
+                )
             raise RubricError(
-                "rubric YAML must be a mapping with 'criteria' (or a list of criteria)"
+                f"rubric YAML must be a mapping with 'criteria' (or a list of criteria){hint}"
             )
         return cls.from_dict(data)
 
@@ -405,7 +497,33 @@ class Rubric(BaseModel):
         return score_levels(self, levels)
 
 
-def _levels_from(crit_name: str, levels: Any) -> list[Level]:
+_YES_NO_KEYS = ("name", "weight", "critical", "category")
+
+
+def _shown(value: Any) -> str:
+    """A value as an error shows it: short, and never a whole untrusted document."""
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _no_unknown_keys(data: Mapping[str, Any], known: Iterable[str], where: str) -> None:
+    known = list(known)
+    for key in data:
+        if key not in known:
+            at = f" at {where}" if where else ""
+            raise RubricError(f"unknown key {key!r}{at}{did_you_mean(str(key), known)}")
+
+
+def _looks_like_a_path(text: str) -> bool:
+    one = text.strip()
+    return "\n" not in one and one.endswith((".yaml", ".yml", ".json"))
+
+
+def _levels_from(crit_name: str, levels: Any, where: str | None = None) -> list[Level]:
     if levels is None:
         return list(YES_NO_LEVELS)
     if isinstance(levels, bool):
@@ -438,7 +556,9 @@ def _levels_from(crit_name: str, levels: Any) -> list[Level]:
             if isinstance(item, Level):
                 out.append(item)
             elif isinstance(item, Mapping):
-                out.append(Level.model_validate(item))
+                at = f"{where or f'criterion {crit_name!r}'}.levels[{len(out)}]"
+                with _told(Level, at):
+                    out.append(Level.model_validate(item))
             else:
                 raise RubricError(
                     f"criterion {crit_name!r}: each level needs a score and a descriptor, got {item!r}"
@@ -464,14 +584,6 @@ def _criterion_from_item(index: int, item: Any) -> Any:
 
 def _is_level_list(levels: Any) -> bool:
     return isinstance(levels, list) and all(isinstance(x, Mapping | Level) for x in levels)
-
-
-def _read_source(source: str | Path) -> str:
-    if isinstance(source, Path):
-        return source.read_text(encoding="utf-8")
-    if "\n" not in source and len(source) < 4096 and source.endswith((".yaml", ".yml", ".json")):
-        return Path(source).read_text(encoding="utf-8")
-    return source
 
 
 def slug(text: str) -> str:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .rubric import Criterion, Rubric
 
 __all__ = [
+    "NO_PASS_MARK",
     "PAIRWISE_SCALE",
     "PASS_RULE",
     "Figures",
@@ -34,6 +35,7 @@ __all__ = [
     "score",
     "score_value",
     "summarize",
+    "unshared_criteria",
     "wilson_interval",
 ]
 
@@ -282,8 +284,12 @@ def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> Interval:
 #: what counts as a pass, in one line for every view that shows a pass rate (see ``Summary``)
 PASS_RULE = (
     "pass = verdict 'pass' (score at or above the pass mark, every critical criterion met), "
-    "over rows with a pass/fail verdict"
+    "over rows with a pass/fail verdict; a metric without a pass mark has no pass rate"
 )
+_COUNT_KEYS = {"win": "wins", "tie": "ties", "loss": "losses"}
+
+#: what a metric whose rubrics have no pass mark shows instead of a pass rate
+NO_PASS_MARK = "no pass mark"
 
 
 class WinTieLoss(BaseModel):
@@ -329,6 +335,11 @@ class Summary(BaseModel):
     swap_inconsistent_rate: float | None = None
     criteria: dict[str, WinTieLoss] | None = None
     """Pairwise: per criterion, how many rows it went to the candidate, a tie, the baseline."""
+    has_pass_mark: bool | None = None
+    """False when the metric's rubrics have no pass mark (generated checklists): no row can
+    pass, so there is no pass rate ("no pass mark"); None when not known (kept as given)."""
+    critical_fails: int | None = None
+    """Without a pass mark: scored rows that failed a critical criterion."""
 
     @property
     def no_verdict(self) -> int:
@@ -351,13 +362,29 @@ class Summary(BaseModel):
             out[f"{prefix}{name}"] = iv.rate
             out[f"{prefix}{name}_low"] = iv.low
             out[f"{prefix}{name}_high"] = iv.high
+            if key != "pass_rate":  # the counts behind the rate: "win 33% (1/3)"
+                out[f"{prefix}{_COUNT_KEYS[key]}"] = iv.k
         if self.verdicts is not None:
             out[f"{prefix}passed"] = self.passed
             out[f"{prefix}verdicts"] = self.verdicts
         if self.swap_inconsistent is not None:
             out[f"{prefix}swap_inconsistent"] = self.swap_inconsistent
             out[f"{prefix}swap_inconsistent_rate"] = self.swap_inconsistent_rate
+        if self.has_pass_mark is False:
+            out[f"{prefix}has_pass_mark"] = False
+            out[f"{prefix}critical_fails"] = self.critical_fails
         return out
+
+    def pass_text(self) -> str | None:
+        """The pass rate as people read it (``"75.0% (3/4), 2 without a verdict"``), ``"no pass
+        mark"`` for a metric that cannot pass, None for a metric with no pass/fail at all."""
+        if self.has_pass_mark is False:
+            fails = self.critical_fails or 0
+            return NO_PASS_MARK + (f" ({fails} failed a critical item)" if fails else "")
+        if self.pass_rate is not None and self.pass_rate.rate is not None:
+            text = f"{format_percent(self.pass_rate.rate)} ({self.passed}/{self.verdicts})"
+            return text + (f", {self.no_verdict} without a verdict" if self.no_verdict else "")
+        return None
 
     def text(self) -> str:
         """One line as people read it: percents with ``%``, counts beside every rate."""
@@ -365,7 +392,9 @@ class Summary(BaseModel):
         parts = [f"mean {format_percent(self.mean, signed=pairwise)}"]
         if self.std is not None:
             parts[0] += f" {format_spread(self.std)}"
-        if self.pass_rate is not None and self.pass_rate.rate is not None:
+        if self.has_pass_mark is False:
+            parts.append(self.pass_text() or NO_PASS_MARK)
+        elif self.pass_rate is not None and self.pass_rate.rate is not None:
             parts.append(
                 f"pass {format_percent(self.pass_rate.rate)} ({self.passed}/{self.verdicts})"
             )
@@ -391,6 +420,7 @@ def summarize(
     *,
     swap_consistent: Iterable[bool | None] | None = None,
     criteria: Iterable[Any] | None = None,
+    has_pass_mark: bool | None = None,
 ) -> Summary:
     """Mean, sample std, pass rate and (for pairwise) win/tie/loss rates with Wilson intervals.
 
@@ -399,6 +429,8 @@ def summarize(
     :class:`Summary` for the rule). ``choices`` are pairwise choices on the 5-point scale; > 0 is
     a win for the candidate. ``swap_consistent`` and ``criteria`` (each row's per-criterion
     list with a ``winner``) give the pairwise flip count and per-criterion win/tie/loss counts.
+    ``has_pass_mark=False`` (no rubric of the metric has a pass mark): no pass rate, since no
+    row can pass; the rows that failed a critical criterion are counted instead.
     """
     vals = [score_value(v) for v in values]
     n = len(vals)
@@ -414,8 +446,14 @@ def summarize(
         flags = [cell_flag(p) for p, v in zip(passed, vals, strict=True) if v is not None]
         decided = [f for f in flags if f is not None]
         n_passed, n_verdicts = sum(decided), len(decided)
-        if decided:
+        if decided and has_pass_mark is not False:
             pass_iv = wilson_interval(n_passed, n_verdicts)
+    critical_fails = None
+    if has_pass_mark is False:
+        critical_fails = (
+            n_verdicts - n_passed if n_verdicts is not None and n_passed is not None else 0
+        )
+        n_passed = n_verdicts = None
     win = tie = loss = None
     if choices is not None:
         picked = [c for c in (score_value(c) for c in choices) if c is not None]
@@ -449,6 +487,8 @@ def summarize(
         swap_inconsistent=flips,
         swap_inconsistent_rate=flip_rate,
         criteria=per_criterion,
+        has_pass_mark=has_pass_mark,
+        critical_fails=critical_fails,
     )
 
 
@@ -468,7 +508,32 @@ _SIDES = {"candidate": "win", "tie": "tie", "baseline": "loss"}
 
 
 def _criterion_counts(rows: Sequence[Any]) -> dict[str, WinTieLoss]:
-    return {name: WinTieLoss(**c) for name, c in criterion_tallies(rows).items()}
+    unshared = unshared_criteria(rows)
+    return {
+        name: WinTieLoss(**c) for name, c in criterion_tallies(rows).items() if name not in unshared
+    }
+
+
+def unshared_criteria(rows: Iterable[Any]) -> set[str]:
+    """Criterion names that ask different questions on different rows (per-row generated
+    rubrics all name their items q1, q2, ...): adding them up would add unrelated questions,
+    so per-criterion figures leave them out."""
+    questions: dict[str, str] = {}
+    unshared: set[str] = set()
+    for row in rows:
+        if not isinstance(row, Sequence) or isinstance(row, str):
+            continue
+        for item in row:
+            if not isinstance(item, Mapping) or "name" not in item:
+                continue
+            question = item.get("question")
+            if not isinstance(question, str) or not question:
+                continue
+            name = str(item["name"])
+            seen = questions.setdefault(name, question)
+            if seen != question:
+                unshared.add(name)
+    return unshared
 
 
 def criterion_tallies(

@@ -79,7 +79,9 @@ export function criteriaBars(chart, width = 460) {
       if (w >= 8 * short.length + 8) svg.append(s("text", { x: (x + w / 2).toFixed(1), y: y + 14, "text-anchor": "middle", class: "rl-seg-label" }, short));
       x += w;
     });
-    if (isNum(row.bad_share)) svg.append(s("text", { x: labelW + barW + 6, y: y + 14, class: "rl-axis" }, `${pct(row.bad_share)} fail`));
+    // pairwise criteria have no pass or fail: their right-hand figure is the baseline's share
+    const badWord = chart.kind === "pairwise" ? "baseline" : "fail";
+    if (isNum(row.bad_share)) svg.append(s("text", { x: labelW + barW + 6, y: y + 14, class: "rl-axis" }, `${pct(row.bad_share)} ${badWord}`));
   });
   return svg;
 }
@@ -137,6 +139,11 @@ export function chartCard(chart) {
     histogram(chart),
     chart.kind === "pairwise" ? wtlBars(chart.wtl, 340, `win tie loss of ${chart.metric}`) : null,
     criteriaBars(chart),
+    // per-row rubrics name their items q1, q2 ... with other questions on every row: say why
+    // their bars are missing rather than add unrelated questions up
+    isNum(chart.unshared_criteria) && chart.unshared_criteria > 0
+      ? h("div", { class: "rl-muted rl-small rl-unshared" }, `no per-criterion figures for ${fmtInt(chart.unshared_criteria)} criteria: each row's rubric asks its own questions under these names (per-row rubrics), so they are not added up`)
+      : null,
   ].filter(Boolean);
   return h(
     "div",

@@ -5,11 +5,19 @@
 export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** A pointwise score in [0, 1] shown as a percent ("75.0%"): the one display rule for scores;
- * a pairwise choice stays on its signed -1..+1 scale. @param {unknown} v */
+ * a pairwise score (-1..+1) is a signed percent on -100%..+100% ("+50.0%", "-16.7%"), the unit
+ * of its mean everywhere. @param {unknown} v */
 export function fmtScore(v, kind = "pointwise") {
   if (!isNum(v)) return "—";
-  if (kind === "pairwise") return (v > 0 ? "+" : "") + v.toFixed(1);
-  return `${(100 * v).toFixed(1)}%`;
+  const text = `${(100 * v).toFixed(1)}%`;
+  if (kind === "pairwise") return text === "0.0%" || text === "-0.0%" ? "0.0%" : (v > 0 ? "+" : "") + text;
+  return text;
+}
+
+/** "33% (1/3)": a rate with the counts behind it. @param {unknown} rate @param {unknown} k @param {unknown} n */
+export function fmtCount(rate, k, n) {
+  if (!isNum(rate)) return "—";
+  return isNum(k) && isNum(n) ? `${fmtPct(rate)} (${fmtInt(k)}/${fmtInt(n)})` : fmtPct(rate);
 }
 
 /** A standard deviation of 0-1 scores, labelled: "± 12.3% std". @param {unknown} v */

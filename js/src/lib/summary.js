@@ -1,6 +1,6 @@
 // Summary cards: one per metric (mean and pass rate, or win/tie/loss with intervals).
 import { h } from "./dom.js";
-import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, fmtStd, fmtPassRule, isNum } from "./format.js";
+import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, fmtStd, fmtPassRule, fmtCount, isNum } from "./format.js";
 
 /** A win/tie/loss bar. @param {any} s */
 export function winTieLossBar(s) {
@@ -21,12 +21,19 @@ export function summaryCard(s) {
   const pairwise = s.kind === "pairwise";
   const lines = [];
   if (pairwise) {
+    // one unit with the rows' scores: a signed percent on -100%..+100% (never "fail")
+    lines.push(h("div", { class: "rl-card-big", title: "mean preference: +100% candidate much better … -100% baseline much better" }, fmtScore(s.mean, "pairwise")));
     lines.push(winTieLossBar(s));
-    lines.push(h("div", { class: "rl-card-line" }, `win ${fmtRate(s.win_rate, s.win_rate_low, s.win_rate_high)}`));
-    lines.push(h("div", { class: "rl-card-line" }, `tie ${fmtRate(s.tie_rate, s.tie_rate_low, s.tie_rate_high)} · loss ${fmtRate(s.loss_rate, s.loss_rate_low, s.loss_rate_high)}`));
+    const iv = (/** @type {string} */ key) => (isNum(s[`${key}_low`]) && isNum(s[`${key}_high`]) ? `95% interval ${fmtPct(s[`${key}_low`])}–${fmtPct(s[`${key}_high`])}` : "");
+    lines.push(h("div", { class: "rl-card-line", title: iv("win_rate") }, `win ${fmtCount(s.win_rate, s.wins, s.scored)}`));
+    lines.push(h("div", { class: "rl-card-line", title: `${iv("tie_rate")} · ${iv("loss_rate")}` }, `tie ${fmtCount(s.tie_rate, s.ties, s.scored)} · loss ${fmtCount(s.loss_rate, s.losses, s.scored)}`));
   } else {
     lines.push(h("div", { class: "rl-card-big" }, fmtScore(s.mean), isNum(s.std) ? h("span", { class: "rl-card-std", title: "standard deviation of the scores" }, ` ${fmtStd(s.std)}`) : null));
-    if (isNum(s.pass_rate)) {
+    if (s.has_pass_mark === false) {
+      // a metric whose rubrics have no pass mark cannot pass: no pass rate, never "0% pass"
+      const fails = isNum(s.critical_fails) && s.critical_fails > 0 ? ` · ${fmtInt(s.critical_fails)} failed a critical item` : "";
+      lines.push(h("div", { class: "rl-card-line rl-no-pass-mark", title: "its rubrics have no pass mark, so no row can pass: the mean score is the figure to read" }, `no pass mark${fails}`));
+    } else if (isNum(s.pass_rate)) {
       const rule = fmtPassRule(s);
       lines.push(h("div", { class: "rl-card-line", title: rule || "share of scored rows that passed" }, `pass ${fmtRate(s.pass_rate, s.pass_rate_low, s.pass_rate_high)}`));
       if (rule) lines.push(h("div", { class: "rl-card-line rl-pass-rule" }, rule));

@@ -137,19 +137,28 @@ export function createFilters(ctx, grid, { afterDraw }) {
       el.append(sel);
     }
     const chosen = metrics.filter((m) => !state.metric || m.name === state.metric);
-    const metricKind = (chosen[0] || metrics[0] || {}).kind;
-    const asShown = (/** @type {number | null} */ v) => (v == null ? "" : metricKind === "pairwise" ? String(v) : String(Math.round(v * 1000) / 10));
-    const parse = (/** @type {string} */ s) => (s.trim() === "" || Number.isNaN(Number(s)) ? null : metricKind === "pairwise" ? Number(s) : Number(s) / 100);
-    const lo = h("input", { type: "number", class: "rl-min", placeholder: "min", value: asShown(state.scoreMin), step: metricKind === "pairwise" ? 0.5 : 1, "aria-label": "minimum score" });
-    const hi = h("input", { type: "number", class: "rl-max", placeholder: "max", value: asShown(state.scoreMax), step: metricKind === "pairwise" ? 0.5 : 1, "aria-label": "maximum score" });
-    const onRange = () => {
-      state.scoreMin = parse(lo.value);
-      state.scoreMax = parse(hi.value);
-      grid.refresh(true);
-    };
-    lo.addEventListener("change", onRange);
-    hi.addEventListener("change", onRange);
-    el.append(h("label", {}, "score", lo, "–", hi, metricKind === "pairwise" ? "" : "%"));
+    // the score range is per metric kind, on the unit the rows show: pointwise 0..100%, pairwise
+    // -100..+100% (a preference); over metrics of both kinds there is no one range to apply
+    const rangeKinds = new Set(chosen.map((m) => (m.kind === "pairwise" ? "pairwise" : "pointwise")));
+    if (rangeKinds.size === 1) {
+      const pairwise = rangeKinds.has("pairwise");
+      const asShown = (/** @type {number | null} */ v) => (v == null ? "" : String(Math.round(v * 1000) / 10));
+      const parse = (/** @type {string} */ s) => (s.trim() === "" || Number.isNaN(Number(s)) ? null : Number(s) / 100);
+      const lo = h("input", { type: "number", class: "rl-min", placeholder: pairwise ? "-100" : "min", value: asShown(state.scoreMin), step: pairwise ? 50 : 1, "aria-label": "minimum score" });
+      const hi = h("input", { type: "number", class: "rl-max", placeholder: pairwise ? "+100" : "max", value: asShown(state.scoreMax), step: pairwise ? 50 : 1, "aria-label": "maximum score" });
+      const onRange = () => {
+        state.scoreMin = parse(lo.value);
+        state.scoreMax = parse(hi.value);
+        grid.refresh(true);
+      };
+      lo.addEventListener("change", onRange);
+      hi.addEventListener("change", onRange);
+      el.append(h("label", { title: pairwise ? "pairwise scores: +100% candidate much better … -100% baseline much better" : "scores on 0-100%" }, pairwise ? "preference" : "score", lo, "–", hi, "%"));
+    } else {
+      state.scoreMin = null;
+      state.scoreMax = null;
+      el.append(h("span", { class: "rl-muted rl-small rl-score-hint", title: "pointwise scores (0..100%) and pairwise preferences (-100..+100%) are on different scales" }, "pick a metric to filter by score"));
+    }
     // outcome groups, not one option per exact verdict string
     const kinds = new Set(chosen.map((m) => (m.kind === "pairwise" ? "pairwise" : "pointwise")));
     /** @type {string[][]} */

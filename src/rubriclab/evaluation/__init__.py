@@ -22,7 +22,7 @@ from ..judges.engine import run_scope
 from ..judges.sync import run_sync
 from ..result import EvalResult, RunStats, presentation
 from .responses import ModelFn, generate_responses
-from .run import RunJudge, check_metrics, describe, evaluate_frame, run_metrics
+from .run import RunJudge, check_metrics, describe, evaluate_frame, metric_list, run_metrics
 from .stream import DEFAULT_CHUNK_ROWS, astream_evaluate, iter_chunks, streams
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ __all__ = ["ModelFn", "aevaluate", "evaluate", "generate_responses"]
 
 async def aevaluate(
     data: Any,
-    metrics: Sequence[Metric],
+    metrics: Metric | Sequence[Metric],
     *,
     judge: Judge | str | None = None,
     model: Judge | str | ModelFn | None = None,
@@ -45,7 +45,7 @@ async def aevaluate(
     output: str | os.PathLike[str] | None = None,
     image_dirs: Sequence[str | os.PathLike[str]] | None = None,
 ) -> EvalResult:
-    """Async form of :func:`evaluate`.
+    """Async form of :func:`evaluate` (it warns the same way when rows fail).
 
     ``on_rows`` (the live view's hook) is called with each block of finished rows, every
     metric's columns filled, in row order; rows are then judged ``chunk_rows`` at a time (by
@@ -53,6 +53,36 @@ async def aevaluate(
     With ``output=`` (or an iterator of DataFrames) the run is streamed instead (``stream``)
     and ``chunk_rows`` is its chunk size.
     """
+    result = await _aevaluate(
+        data,
+        metrics,
+        judge=judge,
+        model=model,
+        mapping=mapping,
+        partition=partition,
+        on_rows=on_rows,
+        chunk_rows=chunk_rows,
+        output=output,
+        image_dirs=image_dirs,
+    )
+    result.warn_row_errors()
+    return result
+
+
+async def _aevaluate(
+    data: Any,
+    metrics: Metric | Sequence[Metric],
+    *,
+    judge: Judge | str | None = None,
+    model: Judge | str | ModelFn | None = None,
+    mapping: Mapping[str, str] | None = None,
+    partition: str | None = None,
+    on_rows: Callable[[pd.DataFrame], None] | None = None,
+    chunk_rows: int | None = None,
+    output: str | os.PathLike[str] | None = None,
+    image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+) -> EvalResult:
+    metrics = metric_list(metrics)
     if output is not None or streams(data):
         return await _streamed(
             data, metrics, judge, model, mapping, partition, output, chunk_rows, image_dirs
@@ -73,7 +103,7 @@ async def aevaluate(
 
 def evaluate(
     data: Any,
-    metrics: Sequence[Metric],
+    metrics: Metric | Sequence[Metric],
     *,
     judge: Judge | str | None = None,
     model: Judge | str | ModelFn | None = None,
@@ -100,6 +130,10 @@ def evaluate(
     Local image files named in the data are read only from the data file's folder (the
     working folder for a DataFrame) and the folders in ``image_dirs``: data is often someone
     else's, and a row must not send the user's own files to a judge.
+
+    Rows whose judge calls failed keep their error (``{metric}/error``); when there are any,
+    a :class:`~rubriclab.result.RowErrorWarning` gives their counts and commonest errors, and
+    the result's repr names the first one.
     """
     if display:
         if output is not None:
@@ -114,7 +148,7 @@ def evaluate(
             )
         result: EvalResult = presentation().live_evaluate(
             lambda on_rows: run_sync(
-                aevaluate(
+                _aevaluate(
                     data,
                     metrics,
                     judge=judge,
@@ -126,9 +160,10 @@ def evaluate(
             ),
             rows=_row_count(data),
         )
+        result.warn_row_errors()
         return result
-    return run_sync(
-        aevaluate(
+    result = run_sync(
+        _aevaluate(
             data,
             metrics,
             judge=judge,
@@ -140,6 +175,8 @@ def evaluate(
             image_dirs=image_dirs,
         )
     )
+    result.warn_row_errors()
+    return result
 
 
 def _is_traces(data: Any) -> bool:

@@ -25,7 +25,36 @@ from .responses import ModelFn, generate_responses
 if TYPE_CHECKING:
     from ..judges import Judge
 
-__all__ = ["RunJudge", "check_metrics", "evaluate_frame", "run_metrics"]
+__all__ = [
+    "RunJudge",
+    "check_data",
+    "check_metrics",
+    "evaluate_frame",
+    "metric_list",
+    "run_metrics",
+]
+
+
+def metric_list(metrics: Metric | Sequence[Metric]) -> list[Metric]:
+    """``metrics=`` as a list: one metric given on its own is a list of one."""
+    if isinstance(metrics, Metric):
+        return [metrics]
+    if isinstance(metrics, str):
+        raise TypeError(
+            f"metrics={metrics!r} is text: pass metric objects, e.g. "
+            "metrics=[rl.metrics.TEXT_QUALITY] (rl.metrics.by_name looks one up by name)"
+        )
+    return list(metrics)
+
+
+def check_data(
+    metrics: Sequence[Metric], columns: Sequence[Any], mapping: Mapping[str, str] | None
+) -> None:
+    """Columns a metric needs (a pairwise metric's baseline) are there: before any call."""
+    for metric in metrics:
+        check = getattr(metric, "check_data", None)
+        if callable(check):
+            check(list(columns), dict(mapping or {}))
 
 
 def check_metrics(metrics: Sequence[Any]) -> None:
@@ -151,6 +180,7 @@ async def evaluate_frame(
         if data_dir is None and isinstance(data, str | os.PathLike):
             data_dir = os.path.dirname(os.fspath(data)) or "."
         frame = to_frame(data).copy()
+        check_data(metrics, list(frame.columns), mapping)  # before any call, responses' too
         if model is not None:
             frame = await generate_responses(frame, model, mapping)
         # a pairwise row without a baseline becomes that row's error, not a failed run

@@ -95,6 +95,8 @@ class RunningSummary:
     pass_k: int = 0
     pass_n: int = 0
     has_pass: bool = False
+    #: whether the metric's rubrics have a pass mark (None: unknown; see EvalResult.has_pass_mark)
+    pass_mark: bool | None = None
     pairwise: bool = False
     win: int = 0
     tie: int = 0
@@ -184,6 +186,7 @@ class RunningSummary:
         self.pass_k += other.pass_k
         self.pass_n += other.pass_n
         self.has_pass = self.has_pass or other.has_pass
+        self.note_pass_mark(other.pass_mark)
         self.win += other.win
         self.tie += other.tie
         self.loss += other.loss
@@ -199,8 +202,26 @@ class RunningSummary:
                 for side, k in counts.items():
                     tally[side] = tally.get(side, 0) + k
 
+    def note_pass_mark(self, found: bool | None) -> None:
+        """Fold in whether a block's rubrics have a pass mark (any block with one: True)."""
+        if found is not None:
+            self.pass_mark = bool(found) or bool(self.pass_mark)
+
     def summary(self) -> Summary:
         std = math.sqrt(self.m2 / (self.scored - 1)) if self.scored >= 2 else None
+        if self.pass_mark is False:  # no row can pass: no pass rate (scoring.summarize's rule)
+            return self._summary(std).model_copy(
+                update={
+                    "pass_rate": None,
+                    "passed": None,
+                    "verdicts": None,
+                    "has_pass_mark": False,
+                    "critical_fails": self.pass_n - self.pass_k,
+                }
+            )
+        return self._summary(std)
+
+    def _summary(self, std: float | None) -> Summary:
         pairwise = self.pairwise
         return Summary(
             n=self.n,
@@ -764,6 +785,7 @@ def _advance(state: _State, result: EvalResult, rows: int) -> None:
         if running is None:
             running = state.running[info.name] = RunningSummary(pairwise=info.kind == "pairwise")
         running.add_frame(table, info.name)
+        running.note_pass_mark(result.has_pass_mark(info.name))
     state.stats.merge(result.stats)
     if not state.metrics:
         state.metrics = [m.to_dict() for m in result.metrics]

@@ -5,6 +5,7 @@ Every way a spec can be wrong ends in one ``JudgeConfigError`` line that says wh
 
 from __future__ import annotations
 
+import difflib
 import os
 import urllib.parse
 from dataclasses import dataclass
@@ -116,9 +117,11 @@ def parse_spec(spec: str, model: str | None = None, api_key: str | None = None) 
             )
         return Endpoint("url", model, spec.rstrip("/"), explicit or Secret(None))
 
-    provider, sep, rest = spec.partition(":")
-    if not sep or provider not in PROVIDERS:
-        raise JudgeConfigError(f"unknown judge spec {spec!r}: {_USAGE}")
+    provider, _, rest = spec.partition(":")
+    if provider not in PROVIDERS:
+        close = difflib.get_close_matches(provider.lower(), [*PROVIDERS, "mock"], n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise JudgeConfigError(f"unknown judge spec {spec!r}{hint}: {_USAGE}")
     model_name = rest or model
     if not model_name:
         raise JudgeConfigError(f"judge spec {spec!r} names no model: write '{provider}:MODEL'")

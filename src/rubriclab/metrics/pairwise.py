@@ -6,7 +6,7 @@ which compare the response with ``baseline_model_response``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -54,6 +54,28 @@ class PairwiseRubricMetric(RubricMetric):
             rows.cases, rubrics, self, critic, baselines=self._baselines(rows), missing=missing
         )
         return outcomes, {}, [critic]
+
+    def check_data(self, columns: Collection[Any], mapping: Mapping[str, str]) -> None:
+        """Stop before any call when the baseline column is missing (a shape problem, not
+        a row's): naming the column and how to point at another one."""
+        default = self.baseline_column == "baseline_model_response"
+        column = (
+            mapping.get("baseline_model_response", self.baseline_column)
+            if default
+            else (self.baseline_column)
+        )
+        if column in columns:
+            return
+        hint = (
+            "rename a column to 'baseline_model_response' or pass "
+            "mapping={'baseline_model_response': 'your_column'}"
+            if default and column == "baseline_model_response"
+            else "name an existing column"
+        )
+        raise ValueError(
+            f"metric {self.name!r} compares each response with a baseline, but the data has "
+            f"no {column!r} column (columns: {', '.join(map(str, columns))}): {hint}"
+        )
 
     def _baselines(self, rows: Rows) -> list[str | None] | None:
         """The baseline of each row from ``baseline_column`` (None: the cases' own baseline)."""

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..columns import (
     CRITERIA,
+    ERROR,
     JUDGES,
     NESTED_FIELDS,
     PASSED,
@@ -43,12 +44,16 @@ __all__ = [
     "MetricInfo",
     "Presentation",
     "ResultSaveError",
+    "RowErrorWarning",
+    "RowErrors",
     "RunStats",
     "from_json_text",
     "load_result",
     "open_result",
     "plain",
     "presentation",
+    "result_file",
+    "rubrics_have_pass_mark",
 ]
 
 #: the old name of :func:`rubriclab.columns.to_plain`, kept for code that imports it from here
@@ -200,6 +205,49 @@ class RunStats:
         )
 
 
+class RowErrorWarning(UserWarning):
+    """Rows of a run failed (judge calls, unreadable answers): their errors, counted."""
+
+
+@dataclass(frozen=True)
+class RowErrors:
+    """One metric's failed rows: how many, out of how many, and the commonest distinct errors.
+
+    A run whose judge calls fail must say so where people look (the CLI's stderr, a Python
+    warning, the result's repr), with the error text itself, not only a count.
+    """
+
+    metric: str
+    errors: int
+    rows: int
+    scored: int
+    top: tuple[tuple[str, int], ...]
+    """The commonest distinct error messages with their counts, commonest first."""
+    distinct: int
+    """How many distinct error messages there are in all."""
+
+    @property
+    def nothing_scored(self) -> bool:
+        """Whether the metric had rows and scored none of them."""
+        return self.rows > 0 and self.scored == 0
+
+    def lines(self, width: int = 300) -> list[str]:
+        """``"support: 3 of 3 rows failed"`` then one ``"  3x <error>"`` line per distinct error."""
+        head = f"{self.metric}: {self.errors} of {self.rows} rows failed"
+        if self.nothing_scored:
+            head += " (no row scored)"
+        out = [head]
+        for message, count in self.top:
+            text = " ".join(message.split())
+            if len(text) > width:
+                text = text[: width - 3] + "..."
+            out.append(f"  {count}x {text}")
+        if self.distinct > len(self.top):
+            more = self.distinct - len(self.top)
+            out.append(f"  ... and {more} other distinct error{'s' if more != 1 else ''}")
+        return out
+
+
 class EvalResult:
     """A judged, scored evaluation: ``.table`` (one row per case) and ``.summary`` (per metric)."""
 
@@ -248,7 +296,7 @@ class EvalResult:
         scores = t[col(name, SCORE)].tolist()
         passed = t[col(name, PASSED)].tolist() if col(name, PASSED) in t else None
         if info.kind != "pairwise":
-            return summarize(scores, passed=passed)
+            return summarize(scores, passed=passed, has_pass_mark=self.has_pass_mark(name))
         flips = col(name, SWAP_CONSISTENT)
         crits = col(name, CRITERIA)
         return summarize(
@@ -278,6 +326,20 @@ class EvalResult:
         frame.index.name = "metric"
         return frame
 
+    def has_pass_mark(self, name: str) -> bool | None:
+        """Whether metric ``name`` can pass: its fixed rubric, or any row's rubric (generated
+        ones, or the data's ``rubric`` column) has a pass mark. None when no rubric tells
+        (pairwise, template and computation metrics: their pass flags are taken as given)."""
+        info = self.metric(name)
+        if info.kind == "pairwise":
+            return None
+        if info.rubric is not None:
+            return info.rubric.pass_mark is not None
+        for column in (col(name, RUBRIC), RUBRIC):
+            if self.has_column(column):
+                return rubrics_have_pass_mark(self.table[column].tolist())
+        return None
+
     def panel_agreement(self, name: str) -> dict[str, Any] | None:
         """How far a judge panel's judges agree (Fleiss' kappa, Krippendorff's alpha nominal
         and ordinal, over every case's criteria); None for a metric judged by one judge."""
@@ -302,6 +364,49 @@ class EvalResult:
             columns=["win", "tie", "loss"],
         )
         return frame
+
+    def row_errors(self, top: int = 3) -> list[RowErrors]:
+        """Per metric with failed rows: the counts and the ``top`` commonest distinct errors
+        (metrics without errors are left out)."""
+        found = []
+        for info in self.metrics:
+            s = self.metric_summary(info.name)
+            if not s.errors:
+                continue
+            column = col(info.name, ERROR)
+            counts: dict[str, int] = {}
+            if self._errors_readable() and self.has_column(column):
+                for value in self.table[column].tolist():
+                    if isinstance(value, str) and value:
+                        counts[value] = counts.get(value, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: first seen first
+            found.append(
+                RowErrors(
+                    metric=info.name,
+                    errors=s.errors,
+                    rows=s.n,
+                    scored=s.scored,
+                    top=tuple(ranked[:top]),
+                    distinct=len(counts),
+                )
+            )
+        return found
+
+    def warn_row_errors(self, stacklevel: int = 2) -> None:
+        """Warn (:class:`RowErrorWarning`) with every metric's failed rows and their commonest
+        errors; nothing when every row was scored."""
+        found = self.row_errors()
+        if not found:
+            return
+        import warnings
+
+        lines = [line for errors in found for line in errors.lines()]
+        hint = "each row's error is in result.table['METRIC/error']"
+        warnings.warn(RowErrorWarning("\n".join(lines) + f"\n({hint})"), stacklevel=stacklevel + 1)
+
+    def _errors_readable(self) -> bool:
+        """Whether the error texts can be read without loading a table too big to show."""
+        return True
 
     @property
     def summary_metrics(self) -> dict[str, Any]:
@@ -334,7 +439,7 @@ class EvalResult:
                 notes.append(f"{info.name} per criterion (win/tie/loss): {counts}")
         frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
         frame.index.name = "metric"
-        if any(s.verdicts for s in summaries.values()):
+        if any(s.verdicts or s.has_pass_mark is False for s in summaries.values()):
             notes.append(PASS_RULE)
         if any(info.kind == "pairwise" for info in self.metrics):
             notes.append(
@@ -358,11 +463,23 @@ class EvalResult:
     def __repr__(self) -> str:
         mock = " (MOCK judge)" if self.is_mock else ""
         parts = []
+        failed = False
         for info in self.metrics:
             s = self.metric_summary(info.name)
+            failed = failed or bool(s.errors)
+            if s.n and not s.scored:  # a total failure reads as one, with its first error
+                parts.append(f"{info.name}: NO ROW SCORED, {s.errors} errors")
+                continue
             mean = format_percent(s.mean, signed=info.kind == "pairwise")
             parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
-        return f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts) + ">"
+        text = f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts)
+        if failed:
+            first = next((e.top[0] for e in self.row_errors(top=1) if e.top), None)
+            if first is not None:
+                message = " ".join(first[0].split())
+                message = message if len(message) <= 200 else message[:197] + "..."
+                text += f"; first error ({first[1]}x): {message}"
+        return text + ">"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return presentation().result_mimebundle(self)
@@ -467,11 +584,53 @@ class EvalResult:
         return flat, json_columns
 
 
-def load_result(path: str | Path) -> EvalResult:
-    """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet)."""
+def result_file(path: str | Path) -> Path:
+    """The result file at ``path``: the file itself, or a results folder's one result file
+    (``results.jsonl``, else ``results.parquet``, else the folder's only ``.jsonl``/``.parquet``).
+    """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no result file at {path}")
+        raise FileNotFoundError(f"no result file or folder at {path}")
+    if not path.is_dir():
+        return path
+    for name in ("results.jsonl", "results.parquet"):
+        if (path / name).is_file():
+            return path / name
+    found = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet") and p.is_file())
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise FileNotFoundError(f"{path} holds no result file (results.jsonl or .parquet)")
+    names = ", ".join(p.name for p in found)
+    raise ValueError(f"{path} holds several result files ({names}): name one of them")
+
+
+def rubrics_have_pass_mark(cells: Sequence[Any]) -> bool | None:
+    """Whether any rubric among ``cells`` (rubrics, their dicts or YAML text) has a pass mark;
+    None when no cell holds a rubric."""
+    seen = False
+    for cell in cells:
+        if isinstance(cell, Rubric):
+            mark: Any = cell.pass_mark
+        elif isinstance(cell, Mapping) and "criteria" in cell:
+            mark = cell.get("pass_mark")
+        elif isinstance(cell, str) and cell.strip():
+            try:
+                mark = Rubric.from_yaml_text(cell).pass_mark
+            except ValueError:
+                continue
+        else:
+            continue
+        seen = True
+        if mark is not None:
+            return True
+    return False if seen else None
+
+
+def load_result(path: str | Path) -> EvalResult:
+    """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet), or the one in a
+    results folder (what ``rubriclab run`` writes)."""
+    path = result_file(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -574,6 +733,9 @@ class FileResult(EvalResult):
             return self._agreement[name]
         return super().panel_agreement(name)
 
+    def _errors_readable(self) -> bool:
+        return self._table is not None or self._rows <= DISPLAY_LOAD_MAX_ROWS
+
     def __repr__(self) -> str:
         return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
 
@@ -589,10 +751,9 @@ class FileResult(EvalResult):
 
 
 def open_result(path: str | Path) -> FileResult:
-    """A result file opened without reading its table (see :class:`FileResult`)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no result file at {path}")
+    """A result file (or a results folder's) opened without reading its table
+    (see :class:`FileResult`)."""
+    path = result_file(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -622,7 +783,9 @@ def _summary_cells(s: Summary, pairwise: bool) -> dict[str, Any]:
         "mean": format_percent(s.mean, signed=pairwise),
         "± std": format_percent(s.std) if s.std is not None else "",
     }
-    if s.verdicts:
+    if s.has_pass_mark is False:
+        cells["pass"] = s.pass_text()
+    elif s.verdicts:
         rate = s.pass_rate.rate if s.pass_rate is not None else None
         text = f"{format_percent(rate)} ({s.passed}/{s.verdicts})"
         cells["pass"] = text + (f", {s.no_verdict} without verdict" if s.no_verdict else "")

@@ -265,7 +265,8 @@ class MetricConfig(BaseModel):
                 rubric = Rubric.from_yaml_text(self.rubric)  # a YAML block inline
             elif isinstance(self.rubric, str):
                 path = _inside(base, self.rubric, f"{where}.rubric", allow_outside)
-                rubric = Rubric.from_yaml(_resolve_file(path, f"{where}.rubric"))
+                # the error names the file beside the key (metrics[0].rubric (support.yaml): ...)
+                rubric = Rubric.from_yaml_text(_read_text(path, f"{where}.rubric"))
             elif isinstance(self.rubric, list):
                 rubric = Rubric.from_dict({"criteria": self.rubric})
             else:
@@ -280,7 +281,12 @@ class MetricConfig(BaseModel):
             raise ConfigError(
                 told if inline else f"{where}.rubric ({self.rubric}): {told}"
             ) from None
-        except (RubricError, ValueError) as exc:
+        except RubricError as exc:
+            inline = not isinstance(self.rubric, str) or "\n" in self.rubric
+            if inline:
+                raise ConfigError(exc.retold(f"{where}.rubric")) from None
+            raise ConfigError(f"{where}.rubric ({self.rubric}): {exc.retold('')}") from None
+        except ValueError as exc:
             raise ConfigError(f"{where}.rubric: {exc}") from None
         name = self.name or rubric.name or "rubric"
         cls = metrics.PairwiseRubricMetric if pairwise else metrics.RubricMetric

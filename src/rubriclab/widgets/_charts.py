@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import CRITERIA, ERROR, PASSED, SCORE, col, to_plain
+from ..scoring import unshared_criteria
 from ._cells import is_missing
 from ._source import Source
 
@@ -85,7 +86,10 @@ def metric_chart(
             out["passed"] = sum(1 for v in flags if v is True or v is np.True_)
             out["failed"] = sum(1 for v in flags if v is False or v is np.False_)
     column = col(name, CRITERIA)
-    out["criteria"] = _criteria_counts(table[column].tolist()) if column in table.columns else []
+    cells = table[column].tolist() if column in table.columns else []
+    out["criteria"] = _criteria_counts(cells)
+    # per-row rubrics: say why criteria are missing, rather than show unrelated sums
+    out["unshared_criteria"] = len(unshared_criteria(cells))
     return out
 
 
@@ -117,13 +121,19 @@ def _result(item: Mapping[str, Any]) -> tuple[str, float, bool | None] | None:
 
 
 def _criteria_counts(values: Sequence[Any]) -> list[dict[str, Any]]:
-    """Per criterion, how many rows got each result (highest level / YES / candidate first)."""
+    """Per criterion, how many rows got each result (highest level / YES / candidate first).
+
+    Only criteria shared by the rows: a name asking different questions on different rows
+    (per-row generated rubrics' q1, q2, ...) is left out rather than added up."""
     seen: dict[str, dict[str, Any]] = {}
+    unshared = unshared_criteria(values)
     for value in values:
         if not isinstance(value, list | tuple):
             continue
         for item in value:
             if not isinstance(item, Mapping) or item.get("name") is None:
+                continue
+            if str(item["name"]) in unshared:
                 continue
             name = str(item["name"])[:400]
             entry = seen.get(name)
@@ -145,6 +155,8 @@ def _criteria_counts(values: Sequence[Any]) -> list[dict[str, Any]]:
     for entry in seen.values():
         results = sorted(entry["results"].values(), key=lambda r: (r["order"], r["label"]))
         total = sum(r["count"] for r in results)
+        if unshared and total < 2:  # per-row rubrics: a name seen once is shared by nothing
+            continue
         bad = sum(r["count"] for r in results if r["good"] is False)
         out.append(
             {

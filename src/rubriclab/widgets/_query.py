@@ -25,6 +25,7 @@ from ..columns import (
     VERDICT,
     col,
 )
+from ..scoring import unshared_criteria
 from ._cells import cell, column_kind, input_columns, is_missing
 from ._source import Source
 
@@ -283,11 +284,16 @@ class TableQuery:
             if column not in table.columns:
                 continue
             seen: dict[str, dict[str, Any]] = {}
-            for value in table[column].iloc[:2000].to_numpy(dtype=object):
+            cells = table[column].iloc[:2000].to_numpy(dtype=object)
+            # a name asking other questions on other rows (per-row rubrics) is no one filter
+            unshared = unshared_criteria(cells.tolist())
+            for value in cells:
                 if not isinstance(value, list | tuple):
                     continue
                 for item in value:
                     if not isinstance(item, Mapping) or item.get("name") is None:
+                        continue
+                    if str(item["name"]) in unshared:
                         continue
                     key = str(item["name"])[:400]
                     entry = seen.setdefault(

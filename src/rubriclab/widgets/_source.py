@@ -123,6 +123,8 @@ def _num(value: Any) -> Any:
         return None
     if isinstance(value, bool | str):
         return value
+    if type(value).__name__ == "bool" or type(value).__name__ == "bool_":  # numpy's bool
+        return bool(value)
     try:
         number = float(value)
     except (TypeError, ValueError):

@@ -103,6 +103,8 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
         return ""
     label_w, row_h, top_pad = 170, 20, 18
     bar_w = width - label_w - 60
+    # pairwise criteria have no pass or fail: the right-hand figure is the baseline's share
+    bad_word = "baseline" if chart.get("kind") == "pairwise" else "fail"
     height = top_pad + row_h * len(rows) + 6
     out = [
         f'<svg class="rl-chart rl-crit-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
@@ -138,7 +140,7 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
         bad = row.get("bad_share")
         if isinstance(bad, int | float):
             out.append(
-                f'<text x="{label_w + bar_w + 6}" y="{y + 13}" fill="{_AXIS}">{_pct(bad)} fail</text>'
+                f'<text x="{label_w + bar_w + 6}" y="{y + 13}" fill="{_AXIS}">{_pct(bad)} {bad_word}</text>'
             )
     out.append("</svg>")
     return "".join(out)
@@ -199,11 +201,32 @@ def charts_html(charts: Sequence[Mapping[str, Any]]) -> str:
     blocks = []
     for chart in charts:
         parts = [histogram_svg(chart), wtl_svg(chart), criteria_svg(chart)]
+        parts.append(_unshared_note(chart))
         blocks.append(
             '<div class="rl-charts-static" style="display:flex; flex-wrap:wrap; gap:18px; '
             'align-items:flex-start; margin:8px 0;">' + "".join(p for p in parts if p) + "</div>"
         )
     return "".join(blocks)
+
+
+def unshared_text(chart: Mapping[str, Any]) -> str:
+    """Why per-criterion bars are missing for per-row rubrics (empty when none are)."""
+    count = chart.get("unshared_criteria")
+    if not isinstance(count, int) or count <= 0:
+        return ""
+    return (
+        f"no per-criterion figures for {count} criteria: each row's rubric asks its own "
+        "questions under these names (per-row rubrics), so they are not added up"
+    )
+
+
+def _unshared_note(chart: Mapping[str, Any]) -> str:
+    text = unshared_text(chart)
+    return (
+        f'<div style="color:#666; font-size:12px; max-width:420px;">{_e(text)}</div>'
+        if text
+        else ""
+    )
 
 
 def runs_svg(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], width: int = 560) -> str:

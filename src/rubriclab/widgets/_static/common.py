@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...scale import format_percent
 from .._markdown import looks_like_markdown, markdown_html
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "field_html",
     "field_label_html",
     "fmt_cost",
+    "fmt_count",
     "fmt_int",
     "fmt_pass_rule",
     "fmt_rate",
@@ -65,9 +67,17 @@ def fmt_score(value: Any, kind: str = "pointwise") -> str:
     number = num(value)
     if number is None:
         return "—"
-    if kind == "pairwise":
-        return f"{number:+.1f}"
+    if kind == "pairwise":  # one unit with its mean: a signed percent on -100%..+100%
+        return format_percent(number, signed=True)
     return f"{100 * number:.1f}%"
+
+
+def fmt_count(row: Mapping[str, Any], key: str, count: str) -> str:
+    """``33% (1/3)``: a pairwise rate with the counts behind it (``count`` of ``scored``)."""
+    rate, k, n = num(row.get(key)), num(row.get(count)), num(row.get("scored"))
+    if rate is None:
+        return "—"
+    return f"{100 * rate:.0f}%" + (f" ({round(k):,}/{round(n):,})" if k is not None and n else "")
 
 
 def fmt_std(value: Any) -> str:

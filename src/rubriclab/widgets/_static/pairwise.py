@@ -15,8 +15,9 @@ from .common import (
     WRAP,
     esc,
     field_html,
+    fmt_count,
     fmt_int,
-    fmt_rate,
+    fmt_score,
     images_html,
     md_html,
     mock_html,
@@ -26,9 +27,12 @@ __all__ = ["pairwise_html", "pairwise_text"]
 
 
 def _totals_line(t: Mapping[str, Any]) -> str:
+    mean = fmt_score(t.get("mean"), "pairwise")
     return (
-        f"{t.get('metric')}: candidate wins {fmt_rate(t, 'win_rate')}, ties {fmt_rate(t, 'tie_rate')}, "
-        f"baseline wins {fmt_rate(t, 'loss_rate')} ({fmt_int(t.get('scored'))} compared)"
+        f"{t.get('metric')}: candidate wins {fmt_count(t, 'win_rate', 'wins')}, "
+        f"ties {fmt_count(t, 'tie_rate', 'ties')}, baseline wins "
+        f"{fmt_count(t, 'loss_rate', 'losses')} ({fmt_int(t.get('scored'))} compared); "
+        f"mean preference {mean} (on -100%..+100%)"
     )
 
 

@@ -16,6 +16,7 @@ from .common import (
     WRAP,
     esc,
     fmt_cost,
+    fmt_count,
     fmt_int,
     fmt_pass_rule,
     fmt_rate,
@@ -29,7 +30,7 @@ __all__ = ["summary_text", "table_html", "table_text"]
 
 def _summary_cells(row: Mapping[str, Any]) -> list[str]:
     pairwise = row.get("kind") == "pairwise"
-    mean = "—" if pairwise else fmt_score(row.get("mean"))
+    mean = fmt_score(row.get("mean"), "pairwise" if pairwise else "pointwise")
     std = fmt_std(row.get("std"))
     if not pairwise and std:
         mean += f" {std}"
@@ -39,14 +40,26 @@ def _summary_cells(row: Mapping[str, Any]) -> list[str]:
         str(row.get("kind", "")),
         fmt_int(row.get("n")),
         mean,
-        "—" if pairwise else fmt_rate(row, "pass_rate") + (f" ({rule})" if rule else ""),
-        fmt_rate(row, "win_rate") if pairwise else "—",
-        fmt_rate(row, "tie_rate") if pairwise else "—",
-        fmt_rate(row, "loss_rate") if pairwise else "—",
+        "—" if pairwise else _pass_cell(row, rule),
+        fmt_count(row, "win_rate", "wins") if pairwise else "—",
+        fmt_count(row, "tie_rate", "ties") if pairwise else "—",
+        fmt_count(row, "loss_rate", "losses") if pairwise else "—",
         fmt_int(row.get("errors")),
         fmt_int(row.get("tokens")),
         fmt_cost(row.get("cost")),
     ]
+
+
+def _pass_cell(row: Mapping[str, Any], rule: str) -> str:
+    if row.get("has_pass_mark") is False:  # cannot pass: no pass rate (never "0%")
+        fails = row.get("critical_fails")
+        more = (
+            f" ({fmt_int(fails)} failed a critical item)"
+            if isinstance(fails, int | float) and fails
+            else ""
+        )
+        return f"no pass mark{more}"
+    return fmt_rate(row, "pass_rate") + (f" ({rule})" if rule else "")
 
 
 _SUMMARY_HEAD = [
