@@ -79,6 +79,9 @@ class ServerReply:
     status: int = 200
     body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    """The status line's reason phrase (default: the standard one); a careless gateway may
+    put anything there, a request header included."""
 
 
 Responder = Callable[[dict[str, Any]], str | dict[str, Any] | ServerReply]
@@ -369,13 +372,15 @@ class _Connection(asyncio.Protocol):
         body: bytes,
         keep_alive: bool,
         truncate: bool = False,
+        reason: str | None = None,
     ) -> None:
         if self.before_write is not None:
             self.before_write()
         transport = self.transport
         if transport is None or transport.is_closing():
             return
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"]
+        phrase = reason if reason is not None else _REASONS.get(status, "Status")
+        lines = [f"HTTP/1.1 {status} {phrase}"]
         lines.append(f"content-length: {len(body)}")
         lines.append("content-type: application/json")
         lines.extend(f"{k}: {v}" for k, v in headers.items())
@@ -731,7 +736,7 @@ class FakeJudgeServer:
                 record.fault = f"scripted_{answer.status}"
             payload = answer.body
             data = payload if isinstance(payload, bytes) else _json(payload)
-            conn.send(answer.status, dict(answer.headers), data, keep_alive)
+            conn.send(answer.status, dict(answer.headers), data, keep_alive, reason=answer.reason)
             return
         text = str(answer)
         if fault == "surrogate" and not isinstance(answer, dict):
