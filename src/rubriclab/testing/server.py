@@ -197,6 +197,8 @@ class RateLimit:
     completion_tokens: int = 0
     headers: bool = True
     """False: a limiter that sends only Retry-After on 429 (no rate headers)."""
+    retry_after_ms: bool = True
+    """False: a 429 says only ``Retry-After`` in whole seconds (no ``retry-after-ms``)."""
 
     def __post_init__(self) -> None:
         if self.requests_per_second <= 0:
@@ -234,7 +236,8 @@ class _Limiter:
                 headers[f"x-ratelimit-remaining-{name}"] = str(int(max(0.0, bucket.level)))
                 headers[f"x-ratelimit-reset-{name}"] = format_duration(bucket.reset_in())
         if wait > 0:
-            headers["retry-after-ms"] = f"{wait * 1000:.0f}"
+            if self.limit.retry_after_ms:
+                headers["retry-after-ms"] = f"{wait * 1000:.0f}"
             headers["retry-after"] = f"{max(1, round(wait + 0.5))}"
         return wait <= 0, headers
 
@@ -792,6 +795,11 @@ def _parser() -> argparse.ArgumentParser:
         "--no-rate-headers", action="store_true", help="the limiter sends no x-ratelimit-*"
     )
     p.add_argument(
+        "--no-retry-after-ms",
+        action="store_true",
+        help="the limiter's 429s say Retry-After in whole seconds only",
+    )
+    p.add_argument(
         "--reasoning",
         choices=REASONING_STYLES,
         default=None,
@@ -826,7 +834,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
     )
     limit = (
-        RateLimit(args.rate_limit, args.rate_limit_burst, headers=not args.no_rate_headers)
+        RateLimit(
+            args.rate_limit,
+            args.rate_limit_burst,
+            headers=not args.no_rate_headers,
+            retry_after_ms=not args.no_retry_after_ms,
+        )
         if args.rate_limit > 0
         else None
     )
