@@ -479,13 +479,14 @@ def test_a_config_may_send_only_key_like_variables_unless_the_user_allows_one(
     assert "--allow-env DATABASE_PASSWORD" in err and "hunter2" not in err
     assert judge.calls == 0  # nothing was sent anywhere
 
-    assert main(["run", str(config), "--allow-env", "DATABASE_PASSWORD"]) == 0
+    host = ["--allow-key-for", f"127.0.0.1:{judge.port}"]  # (no provider's key lives there)
+    assert main(["run", str(config), "--allow-env", "DATABASE_PASSWORD", *host]) == 0
     assert judge.log[0].headers["authorization"] == "Bearer hunter2-db-password"
     capsys.readouterr()
 
     config.write_text(text.replace("DATABASE_PASSWORD", "JUDGE_API_KEY"), encoding="utf-8")
     monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-key-0001")
-    assert main(["run", str(config)]) == 0  # a key-like name needs no confirmation
+    assert main(["run", str(config), *host]) == 0  # a key-like name needs no confirmation
     assert judge.log[-1].headers["authorization"] == "Bearer sk-judge-key-0001"
 
 
@@ -729,3 +730,81 @@ def test_fail_under_gates_pointwise_means_only(
     assert "FAIL" not in err
     assert main(["run", str(config), "--fail-under", "0.6"]) == 1  # the pointwise gate holds
     assert "FAIL replies/support: mean 50.0% < 60.0%" in capsys.readouterr().err
+
+
+# -- a config's key goes only where its provider is (issue 25, finding 1) -----------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ("GITHUB_TOKEN", "GitHub's key"),
+        ("OPENAI_API_KEY", "OpenAI's key"),
+        ("JUDGE_API_KEY", "a host no provider's key is known to belong to"),
+    ],
+)
+def test_a_config_cannot_send_a_key_to_a_host_of_its_choosing(
+    tmp_path: Path,
+    judge: FakeJudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    env: str,
+    named: str,
+) -> None:
+    """The config names the variable and the URL: refused before any call, with the flag that
+    allows it; allowed, the key reaches the server."""
+    token = f"tok-{env.lower()}-0123456789"
+    monkeypatch.setenv(env, token)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    data = _write_data(tmp_path, "csv")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace("max_retries: 0}", f"max_retries: 0, api_key_env: {env}}}"), encoding="utf-8"
+    )
+    host = f"127.0.0.1:{judge.port}"
+
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and f"--allow-key-for {host}" in err
+    assert token not in err and len(err.strip().splitlines()) == 1
+    assert judge.calls == 0  # nothing was sent anywhere
+
+    assert main(["run", str(config), "--allow-key-for", "127.0.0.1:1"]) == 2  # another port
+    assert judge.calls == 0
+    capsys.readouterr()
+
+    assert main(["run", str(config), "--allow-key-for", host]) == 0
+    assert judge.log[0].headers["authorization"] == f"Bearer {token}"
+    assert token not in capsys.readouterr().err
+
+
+def test_a_config_panel_judge_and_a_renamed_model_keep_the_rule(
+    tmp_path: Path,
+    judge: FakeJudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-panel-token-0123456789")
+    data = _write_data(tmp_path, "csv")
+    config = _config(tmp_path, data.name, judge.url)
+    text = config.read_text(encoding="utf-8")
+    spec = f"{{spec: '{judge.url}', model: m, api_key_env: GITHUB_TOKEN}}"
+    config.write_text(
+        text.replace(
+            "    rubric: support.yaml\n", f"    rubric: support.yaml\n    judges: [mock, {spec}]\n"
+        ),
+        encoding="utf-8",
+    )
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "metrics[0].judges[1].api_key_env" in err and "--allow-key-for" in err
+    assert judge.calls == 0
+
+    config.write_text(
+        text.replace("max_retries: 0}", "max_retries: 0, api_key_env: GITHUB_TOKEN}"),
+        encoding="utf-8",
+    )
+    assert main(["run", str(config), "--model", "other-model"]) == 2  # the config's URL still
+    assert "--allow-key-for" in capsys.readouterr().err
+    assert judge.calls == 0

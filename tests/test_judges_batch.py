@@ -403,3 +403,129 @@ def test_a_request_no_json_can_hold_is_its_rows_error_not_the_runs(
     assert bad.error is not None and "cannot be written as JSON" in bad.error.message
     assert good.ok
     assert len(next(iter(server.batches.values())).lines) == 1  # only the writable line went
+
+
+# -- a provider's output is untrusted (issue 25, finding 8) ---------------------------------------
+
+
+def _finished_run(server: FakeBatchServer, tmp_path: Path, prompts: list[str]) -> list[rl.Reply]:
+    j = rl.Judge(
+        server.url,
+        model="m",
+        api_key="sk-batch-test",
+        batch=True,
+        batch_poll_interval=0.01,
+        cache=tmp_path / "cache.sqlite3",
+        max_retries=0,
+    )
+    replies: list[rl.Reply] = j.map(prompts, progress=False)
+    return replies
+
+
+def test_a_repeated_custom_id_is_an_ambiguous_row_error_not_the_last_line(tmp_path: Path) -> None:
+    """Two answers for one request: which is meant? The last line used to win silently."""
+
+    def repeat_first(kind: str, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if kind != "output" or not lines:
+            return lines
+        twin = json.loads(json.dumps(lines[0]))
+        twin["response"]["body"]["choices"][0]["message"]["content"] = "a different verdict"
+        return [*lines, twin]
+
+    with FakeBatchServer(api_key="sk-batch-test", lines_hook=repeat_first) as server:
+        replies = _finished_run(server, tmp_path, ["first", "second", "third"])
+        assert replies[0].error is not None and replies[0].error.type == "malformed_response"
+        assert "ambiguous" in replies[0].error.message and "2 times" in replies[0].error.message
+        assert replies[1].ok and replies[2].ok
+        server.lines_hook = None  # the ambiguous row was not cached: a re-run asks it again
+        again = _finished_run(server, tmp_path, ["first", "second", "third"])
+    assert all(r.ok for r in again) and not again[0].cached and again[1].cached
+    assert [len(b.lines) for b in server.batches.values()] == [3, 1]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("request_counts", {"completed": "lots", "failed": 0}, "request_counts are not counts"),
+        ("request_counts", {"completed": [1], "failed": 0}, "request_counts are not counts"),
+        ("request_counts", ["completed", 3], "request_counts are not counts"),
+        ("request_counts", {"completed": True, "failed": 0}, "request_counts are not counts"),
+    ],
+)
+def test_malformed_job_counts_are_that_jobs_error_not_a_crash(
+    tmp_path: Path, field: str, value: Any, said: str
+) -> None:
+    def malformed(view: dict[str, Any]) -> dict[str, Any]:
+        return {**view, field: value}
+
+    with FakeBatchServer(api_key="sk-batch-test", view_hook=malformed) as server:
+        replies = _finished_run(server, tmp_path, ["a", "b"])
+    for reply in replies:
+        assert reply.error is not None and reply.error.type == "batch_failed"
+        assert said in reply.error.message and "batch-fake" in reply.error.message
+
+
+@pytest.mark.parametrize(
+    ("errors", "said"),
+    [
+        ([{"code": "invalid_file", "message": "line 2 is not JSON", "line": 2}], "not JSON"),
+        ("the input file was rejected", "input file was rejected"),
+        ({"object": "list", "data": "nope"}, "nope"),
+    ],
+)
+def test_a_failed_job_with_malformed_errors_reports_them_on_its_rows(
+    tmp_path: Path, errors: Any, said: str
+) -> None:
+    def failed(view: dict[str, Any]) -> dict[str, Any]:
+        return {**view, "status": "failed", "errors": errors}
+
+    with FakeBatchServer(api_key="sk-batch-test", view_hook=failed) as server:
+        replies = _finished_run(server, tmp_path, ["a", "b"])
+    for reply in replies:
+        assert reply.error is not None and reply.error.type == "batch_failed"
+        assert said in reply.error.message
+
+
+_STREAMED_CHILD = textwrap.dedent(
+    """
+    import resource, sys
+    import rubriclab as rl
+
+    url, cache, lines, cap = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    j = rl.Judge(url, model="m", api_key="sk-batch-test", batch=True,
+                 batch_poll_interval=0.01, cache=cache, max_retries=0)
+    assert all(r.ok for r in j.map(["warm a", "warm b"], progress=False))  # threads, imports
+
+    def vm():
+        with open("/proc/self/status") as f:
+            line = next(x for x in f if x.startswith("VmSize"))
+        return int(line.split()[1]) * 1024
+
+    limit = vm() + cap
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    replies = j.map([f"BIG {i}" for i in range(lines)], progress=False)
+    print(sum(r.ok for r in replies), flush=True)
+    """
+)
+
+
+def test_the_output_file_is_read_line_by_line_under_a_memory_cap(tmp_path: Path) -> None:
+    """An output file larger than the memory the client may use (here 12 lines of 8 MB, the
+    client capped at 64 MB more than it had): read whole, it was a MemoryError and a crash."""
+    pad = "x" * (8 * 1024 * 1024)
+
+    def padded(kind: str, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for line in lines:
+            if kind == "output" and "BIG" in json.dumps(line["response"]["body"]["choices"]):
+                line["response"]["body"]["system_fingerprint"] = pad
+        return lines
+
+    with FakeBatchServer(api_key="sk-batch-test", lines_hook=padded) as server:
+        env = {**os.environ, "MALLOC_ARENA_MAX": "1", "PYTHONHASHSEED": "0"}
+        done = subprocess.run(
+            [sys.executable, "-c", _STREAMED_CHILD, server.url, str(tmp_path / "c.sqlite3"),
+             "12", str(64 * 1024 * 1024)],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "12"

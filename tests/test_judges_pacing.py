@@ -196,3 +196,105 @@ def test_the_prompt_is_read_for_an_estimate_only_until_replies_said_what_calls_c
     assert pacer.token_cost(estimate) == 50.0 and asked == [1]
     pacer.used(120)
     assert pacer.token_cost(estimate) == 120.0 and asked == [1]  # not read again
+
+
+# -- a limiter that sends only Retry-After (issue 25, finding 10) ---------------------------------
+
+
+class Bucket:
+    """A provider's token bucket on the test's clock: refuses with the exact wait."""
+
+    def __init__(self, clock: Clock, rate: float, burst: float) -> None:
+        self.clock, self.rate, self.capacity = clock, rate, burst
+        self.level, self.stamp = burst, clock.now
+
+    def admit(self) -> float | None:
+        """None when the send is let through, else its Retry-After."""
+        now = self.clock.now
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.level >= 1.0:
+            self.level -= 1.0
+            return None
+        return (1.0 - self.level) / self.rate
+
+
+def drive(
+    pacer: Pacer,
+    clock: Clock,
+    bucket: Bucket | None,
+    n: int,
+    noise: int = 0,
+    noise_wait: float = 1.0,
+) -> int:
+    """``n`` sends as a fast client makes them (2 ms apart unless the pacer waits); every
+    ``noise``-th is refused with ``noise_wait`` by a gateway (no bucket). Refusals counted."""
+
+    async def run() -> int:
+        refused = 0
+        for i in range(n):
+            ticket = await pacer.before_send(1)
+            wait = bucket.admit() if bucket is not None else None
+            if noise and i % noise == noise - 1:
+                wait = noise_wait
+            if wait is not None:
+                refused += 1
+                pacer.refund(ticket)
+                pacer.refused(ticket, wait)
+            pacer.observe(None, ticket)
+            clock.now += 0.002
+        return refused
+
+    return asyncio.run(run())
+
+
+def test_a_bare_buckets_rate_is_learned_and_paced_to(clock: Clock) -> None:
+    pacer = Pacer()
+    bucket = Bucket(clock, rate=50.0, burst=5)
+    start = clock.now
+    first = drive(pacer, clock, bucket, 100)
+    assert pacer.bare is not None and pacer.bare.rate == pytest.approx(50.0, rel=0.05)
+    steady = drive(pacer, clock, bucket, 500)
+    assert steady <= 500 * 0.08  # about one in twenty: the margin that keeps it learning
+    sent = 600 - first - steady
+    assert sent / (clock.now - start) >= 0.9 * 50.0  # at the limit, not below it
+
+
+def test_a_bare_bucket_without_the_pacer_is_refused_most_of_the_time(clock: Clock) -> None:
+    """The negative control: the same client and bucket, no learning (a pacer that is told
+    nothing), refused on most sends."""
+    pacer = Pacer()
+    bucket = Bucket(clock, rate=50.0, burst=5)
+
+    async def run() -> int:
+        refused = 0
+        for _ in range(500):
+            await pacer.before_send(1)
+            refused += bucket.admit() is not None
+            clock.now += 0.002
+        return refused
+
+    assert asyncio.run(run()) >= 500 * 0.8
+
+
+def test_random_429s_with_a_long_retry_after_teach_no_pace(clock: Clock) -> None:
+    """A gateway's stray 429s ("Retry-After: 1" while every other send gets through) are
+    not a bucket's: a bucket's next token is at most one token's time away."""
+    pacer = Pacer()
+    refused = drive(pacer, clock, None, 1000, noise=20)
+    assert refused == 50
+    assert pacer.bare is not None and pacer.bare.rate is None
+    assert clock.slept == []  # nothing was held
+
+
+def test_a_fifth_of_calls_refused_at_random_with_a_short_retry_after_is_not_paced_down(
+    clock: Clock,
+) -> None:
+    """With a Retry-After of 3 ms the refusals can look like a bucket's edge at first; but paced
+    below the rate learned, a bucket refuses almost nothing, and these go on at a fifth: the
+    pacer stops (before, each estimate was the pace it had held the run to, down and down)."""
+    pacer = Pacer()
+    start = clock.now
+    refused = drive(pacer, clock, None, 3000, noise=5, noise_wait=0.003)
+    assert refused == 600
+    assert 3000 / (clock.now - start) >= 0.8 * 500  # the client's own pace: one per 2 ms

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import pickle
+import re
 import traceback
 import types
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -284,3 +287,135 @@ def test_a_redirect_is_not_followed_so_the_key_stays_with_its_endpoint(
         assert reply.error is not None and reply.error.status == 307
         assert server.calls == 1 and elsewhere.calls == 0
         assert not leaks(reply)
+
+
+# -- five more gaps (issue 25, finding 5): each fails on the code before it ------------------------
+
+ODD_KEY = "sk-proj/Ab+cd=EF0123456789xyz"  # a key with characters that escape and encode
+
+
+def _kept(reply: Any) -> str:
+    error = reply.error
+    parts = [reply.text or "", reply.model or "", reply.finish_reason or ""]
+    if error is not None:
+        parts += [error.message, error.raw or "", str(error), repr(reply.to_dict())]
+    return "\n".join(parts)
+
+
+def _decoded(text: str) -> str:
+    """``text`` and what a reader gets by decoding it as JSON or as a URL."""
+    import json
+    import urllib.parse
+
+    out = [text, urllib.parse.unquote(text)]
+    with contextlib.suppress(ValueError):
+        out.append(json.dumps(json.loads(text), ensure_ascii=False))
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_the_http_reason_phrase_is_scrubbed_before_it_becomes_the_error(
+    transport: str, tmp_path: Path
+) -> None:
+    """A gateway puts the key in the status line and sends no body: the reason phrase was the
+    error message, unscrubbed, in the error column and every file made from it."""
+    import rubriclab as rl
+    from rubriclab.result.junit import write_junit
+
+    with FakeJudgeServer() as server:
+        server.responder = lambda body: ServerReply(
+            502, b"", reason=f"Bad Gateway (upstream refused Bearer {SENTINEL})"
+        )
+        judge = Judge(server.url, model="m", api_key=SENTINEL, max_retries=0, transport=transport)
+        reply = judge.complete("x")
+        assert reply.error is not None and "Bad Gateway" in reply.error.message
+        assert SENTINEL not in _kept(reply) and SENTINEL[:12] not in _kept(reply)
+        metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["Right?"]))
+        result = rl.evaluate([{"prompt": "q", "response": "a"}], metrics=[metric], judge=judge)
+    assert "Bad Gateway" in result.table["chk/error"].iloc[0]
+    outputs = _every_output(result, tmp_path)
+    outputs["junit"] = write_junit({"run": result}, tmp_path / "j.xml").read_text(encoding="utf-8")
+    for where, text in outputs.items():
+        assert SENTINEL[:12] not in text, where
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        pytest.param(lambda k: k.replace("/", "\\/"), id="solidus-escape"),
+        pytest.param(lambda k: "".join(f"\\u{ord(c):04x}" for c in k), id="unicode-escapes"),
+        pytest.param(lambda k: "".join(f"\\u{ord(c):04X}" for c in k[:5]) + k[5:], id="mixed"),
+        pytest.param(
+            lambda k: re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), quote(k, safe="")),
+            id="pct-lower",
+        ),
+        pytest.param(lambda k: k.replace("/", "%2f").replace("+", "%2b"), id="pct-some"),
+    ],
+)
+def test_escaped_and_encoded_echoes_are_scrubbed_from_the_raw_body(
+    fake_judge: FakeJudgeServer, spelling: Any
+) -> None:
+    """The raw body is kept as sent: a key spelled with JSON escapes or lower-case
+    percent-encoding slipped past the scrub and decoded back to the key."""
+    echoed = spelling(ODD_KEY)
+    body = ('{"error": {"message": "denied"}, "echo": "' + echoed + '"}').encode()
+    fake_judge.responder = lambda b: ServerReply(500, body)
+    judge = Judge(fake_judge.url, model="m", api_key=ODD_KEY, max_retries=0)
+    reply = judge.complete("x")
+    assert reply.error is not None and reply.error.raw and "denied" in reply.error.raw
+    kept = _kept(reply)
+    assert echoed not in kept
+    assert ODD_KEY not in _decoded(reply.error.raw)
+
+
+def test_a_replys_model_and_finish_reason_are_scrubbed_before_the_cache(
+    fake_judge: FakeJudgeServer, tmp_path: Path
+) -> None:
+    """They went to the cache DB (and the result) as the endpoint wrote them."""
+    from rubriclab.testing.server import completion_body
+
+    def echo(body: dict[str, Any]) -> dict[str, Any]:
+        answer = completion_body(body, "fine", 0)
+        answer["model"] = f"gpt-x (key {SENTINEL})"
+        answer["choices"][0]["finish_reason"] = f"stop:{SENTINEL}"
+        return answer
+
+    fake_judge.responder = echo
+    judge = Judge(fake_judge.url, model="m", api_key=SENTINEL, cache=tmp_path / "c.sqlite3")
+    reply = judge.complete("x")
+    assert reply.ok and reply.text == "fine" and reply.model.startswith("gpt-x")
+    assert SENTINEL[:12] not in _kept(reply)
+    judge.cache.close()  # type: ignore[union-attr]
+    for path in tmp_path.iterdir():
+        assert SENTINEL[:12].encode() not in path.read_bytes(), path.name
+    again = Judge(fake_judge.url, model="m", api_key=SENTINEL, cache=tmp_path / "c.sqlite3")
+    assert again.complete("x").cached
+
+
+def test_a_batch_error_lines_raw_output_is_scrubbed(tmp_path: Path) -> None:
+    """A provider's error line quoting the key: its message was scrubbed, its raw line (the
+    row's raw_output) was not."""
+    from rubriclab.testing.batch_server import FakeBatchServer
+
+    def echo(kind: str, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for line in lines:
+            if kind == "error" and line.get("response"):
+                line["response"]["body"]["error"]["message"] = f"bad key {SENTINEL}"
+                line["response"]["body"]["echo"] = SENTINEL.replace("-", "\\u002d")
+        return lines
+
+    with FakeBatchServer(api_key=SENTINEL, fail=lambda cid: True, lines_hook=echo) as server:
+        judge = Judge(
+            server.url,
+            model="m",
+            api_key=SENTINEL,
+            batch=True,
+            batch_poll_interval=0.01,
+            cache=tmp_path / "c.sqlite3",
+            max_retries=0,
+        )
+        replies = judge.map(["a", "b"], progress=False)
+    for reply in replies:
+        assert reply.error is not None and reply.error.raw and "bad key" in reply.error.raw
+        assert SENTINEL[:12] not in _decoded(_kept(reply))
+        assert SENTINEL[:12] not in _decoded(reply.error.raw)

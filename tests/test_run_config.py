@@ -116,7 +116,9 @@ def test_keys_come_from_the_environment_never_the_file(
     with pytest.raises(ConfigError, match="MY_JUDGE_KEY"):
         config.build_judge()
     monkeypatch.setenv("MY_JUDGE_KEY", "sk-test-secret-123")
-    judge = config.build_judge()
+    with pytest.raises(ConfigError, match=r"--allow-key-for 127\.0\.0\.1:9"):
+        config.build_judge()  # a key no provider is known for goes only where the user says
+    judge = load_config(path, allow_key_for=["127.0.0.1:9"]).build_judge()
     assert judge is not None
     assert "sk-test-secret-123" not in repr(judge) and "sk-test-secret-123" not in judge.describe()
 

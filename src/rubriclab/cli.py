@@ -153,6 +153,14 @@ def _parser() -> argparse.ArgumentParser:
         help="let the config send environment variable NAME as the API key although its name "
         "does not end in _API_KEY, _TOKEN or _KEY (repeatable; only for configs you trust)",
     )
+    run.add_argument(
+        "--allow-key-for",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let the config send its api_key_env key to HOST (host or host:port) although "
+        "that key's provider does not live there (repeatable; only for hosts you trust)",
+    )
     _fail_under(run)
 
     report = sub.add_parser(
@@ -383,7 +391,12 @@ def _run(args: argparse.Namespace) -> int:
     from .evaluation import evaluate
     from .run_config import ConfigError, load_config
 
-    config = load_config(args.config, allow_outside=args.allow_outside, allow_env=args.allow_env)
+    config = load_config(
+        args.config,
+        allow_outside=args.allow_outside,
+        allow_env=args.allow_env,
+        allow_key_for=args.allow_key_for,
+    )
     try:  # building reads the config's other files: name the config they came from
         judge = _run_judge(config, args.judge, args.model)
         metrics = config.build_metrics()
@@ -490,7 +503,14 @@ def _run_judge(config: Any, spec: str | None, model: str | None) -> Judge | None
         built: Judge | None = config.build_judge()
         return built
     if spec is None and config.judge is not None:  # --model alone: the config's judge, renamed
-        return _flag_judge(config.judge.spec, model, config.judge, config.base, config.allowed_env)
+        return _flag_judge(
+            config.judge.spec,
+            model,
+            config.judge,
+            config.base,
+            config.allowed_env,
+            config.allowed_key_hosts,
+        )
     if spec is None:
         spec = os.environ.get("RUBRICLAB_JUDGE", "").strip()
         if not spec:
@@ -507,8 +527,11 @@ def _flag_judge(
     settings: Any = None,
     base: Path = Path("."),
     allow_env: frozenset[str] = frozenset(),
+    allow_key_for: tuple[str, ...] = (),
 ) -> Judge:
-    """A judge from ``--judge``/``--model``; its errors speak of flags, not Python arguments."""
+    """A judge from ``--judge``/``--model``; its errors speak of flags, not Python arguments.
+    ``settings``: the config's judge (its spec renamed by ``--model``), whose key is held to
+    the same rule as when it is built from the config."""
     from .judges import Judge
     from .judges.specs import PROVIDERS
 
@@ -530,7 +553,7 @@ def _flag_judge(
         if settings is not None:
             # the config's other settings (concurrency, cache relative to the config ...) stay
             judge: Judge = settings.model_copy(update={"spec": spec, "model": model}).build(
-                base, allow_env=allow_env
+                base, allow_env=allow_env, allow_key_for=allow_key_for
             )
             return judge
         return Judge(spec, model=model)

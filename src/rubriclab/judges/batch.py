@@ -21,7 +21,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -29,6 +29,7 @@ import httpx
 
 from .base import CallError, ErrorType, Reply, Request
 from .cache import CacheEntry
+from .clean import clean_text
 from .pricing import batch_cost_of
 from .secret import Secret
 
@@ -40,6 +41,8 @@ __all__ = ["BatchError", "BatchOptions", "BatchRunner", "split_lines"]
 
 MAX_REQUESTS = 50_000
 MAX_BYTES = 200 * 1024 * 1024
+MAX_LINE = 64 * 1024 * 1024
+"""An output line longer than this is not an answer we can use: skipped, never held."""
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 _ENDPOINT = "/v1/chat/completions"
 
@@ -277,9 +280,15 @@ class BatchRunner:
                     "call again to re-attach to it without paying twice)",
                     exc.status,
                 ) from None
+            if not isinstance(batch, Mapping):
+                return self._job_failed(job, "its status is not a JSON object")
             job.status = str(batch.get("status"))
-            counts = batch.get("request_counts") or {}
-            job.done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
+            done = _done(batch.get("request_counts"))
+            if done is None:
+                return self._job_failed(
+                    job, f"its request_counts are not counts: {_brief(batch.get('request_counts'))}"
+                )
+            job.done = done
             if bar is not None:
                 bar.n = sum(j.done for j in jobs)
                 bar.set_postfix_str(", ".join(sorted({j.status for j in jobs})), refresh=True)
@@ -293,32 +302,51 @@ class BatchRunner:
         self.cache.put_batch(job.key, record)
         return answers
 
+    def _job_failed(self, job: _Job, why: str) -> dict[str, Reply]:
+        """Every row of ``job`` carries ``why`` (the provider's malformed answer about it);
+        the job stays recorded as it was, so a later run re-attaches to it."""
+        message = self.backend.scrub(f"batch {job.batch_id}: {why}")
+        return {cid: self._failed(CallError("batch_failed", message)) for cid in job.custom_ids}
+
     async def _collect(
         self, client: httpx.AsyncClient, job: _Job, batch: Mapping[str, Any]
     ) -> dict[str, Reply]:
         answers: dict[str, Reply] = {}
         status = job.status
         if status == "failed":
-            reasons = "; ".join(
-                str(e.get("message") or e.get("code"))
-                + (f" (line {e['line']})" if e.get("line") else "")
-                for e in ((batch.get("errors") or {}).get("data") or [])
-                if isinstance(e, Mapping)
-            )
+            reasons = "; ".join(_reasons(batch.get("errors")))
             error = CallError(
-                "batch_failed", f"batch {job.batch_id} failed: {reasons or 'no reason given'}"
+                "batch_failed",
+                self.backend.scrub(f"batch {job.batch_id} failed: {reasons or 'no reason given'}"),
             )
             return {cid: self._failed(error) for cid in job.custom_ids}
+        wanted = set(job.custom_ids)
+        seen: dict[str, int] = {}
         for file_key in ("output_file_id", "error_file_id"):
             file_id = batch.get(file_key)
             if not file_id:
                 continue
-            content = await self._call(client, "GET", f"/files/{file_id}/content", raw=True)
-            for raw in content.splitlines():
-                if raw.strip():
-                    cid, reply = self._line(raw)
-                    if cid is not None:
-                        answers[cid] = reply
+            if not isinstance(file_id, str) or "/" in file_id or "?" in file_id:
+                return self._job_failed(job, f"its {file_key} is not a file id: {_brief(file_id)}")
+            # line by line: an output file may be far larger than this process's memory
+            async for raw in self._lines(client, f"/files/{file_id}/content"):
+                if not raw.strip():
+                    continue
+                cid, reply = self._line(raw)
+                if cid is None or cid not in wanted:
+                    continue  # (not this job's: never kept, so a hostile file cannot grow us)
+                seen[cid] = seen.get(cid, 0) + 1
+                answers[cid] = reply
+        for cid, times in seen.items():
+            if times > 1:  # which answer is meant? none is kept, nor cached
+                answers[cid] = self._failed(
+                    CallError(
+                        "malformed_response",
+                        f"batch {job.batch_id} answered this request {times} times (its "
+                        "output and error files repeat its custom_id): ambiguous, so no "
+                        "answer is used",
+                    )
+                )
         kind: ErrorType = "batch_cancelled" if status == "cancelled" else "batch_expired"
         never = (
             f"batch {job.batch_id} was cancelled before this request ran"
@@ -336,11 +364,16 @@ class BatchRunner:
         return {cid: answers[cid] for cid in job.custom_ids}
 
     def _line(self, raw: bytes) -> tuple[str | None, Reply]:
-        """One output or error file line -> (custom_id, reply)."""
-        from .openai import parse_chat
+        """One output or error file line -> (custom_id, reply).
 
+        The boundary where a batch answer enters: the line is scrubbed whole (the key and
+        credential headers, in every encoding) before anything is read from it, so every
+        field kept (error message, raw line, answer, model, finish reason) is clean."""
+        from .openai import read_chat
+
+        text = self.backend.scrub(raw.decode("utf-8", "replace"))
         try:
-            line = json.loads(raw)
+            line = json.loads(text)
         except ValueError:
             return None, self._failed(CallError("malformed_response", "unreadable batch line"))
         if not isinstance(line, Mapping):
@@ -352,11 +385,11 @@ class BatchRunner:
         if isinstance(error, Mapping):
             code = str(error.get("code") or "")
             kind: ErrorType = "batch_expired" if code == "batch_expired" else "http_error"
-            message = self.backend.scrub(str(error.get("message") or code or "batch line failed"))
-            return cid, self._failed(CallError(kind, message, raw=_trim(raw)))
+            message = clean_text(str(error.get("message") or code or "batch line failed"))
+            return cid, self._failed(CallError(kind, message, raw=_trim(text)))
         if not isinstance(response, Mapping):
             return cid, self._failed(
-                CallError("malformed_response", "batch line has no response", raw=_trim(raw))
+                CallError("malformed_response", "batch line has no response", raw=_trim(text))
             )
         status = response.get("status_code")
         body = response.get("body")
@@ -367,12 +400,12 @@ class BatchRunner:
             return cid, self._failed(
                 CallError(
                     _status_kind(http),
-                    self.backend.scrub(str(said or f"HTTP {status}")),
+                    clean_text(str(said or f"HTTP {status}")),
                     http,
-                    raw=_trim(raw),
+                    raw=_trim(text),
                 )
             )
-        outcome = parse_chat(self.backend, json.dumps(body).encode())
+        outcome = read_chat(self.backend, json.dumps(body).encode())  # (scrubbed above)
         from .backend import Success
 
         if isinstance(outcome, Success):
@@ -419,6 +452,33 @@ class BatchRunner:
         return httpx.AsyncClient(
             base_url=self.base_url, headers=headers, timeout=httpx.Timeout(self.backend.timeout)
         )
+
+    async def _lines(self, client: httpx.AsyncClient, path: str) -> AsyncIterator[bytes]:
+        """The lines of a file's content, as they arrive (never the whole file at once). A
+        line longer than ``MAX_LINE`` bytes is dropped (its request then reads as never
+        run); the opening is retried as ``_call`` is, a broken stream raises."""
+        retry = self.engine.retry
+        rng = random.Random()
+        where = f"GET {self.base_url}{path}"
+        for attempt in range(retry.max_retries + 1):
+            try:
+                async with client.stream("GET", path) as response:
+                    status = response.status_code
+                    if status == 200:
+                        async for line in _split(response.aiter_bytes(), MAX_LINE):
+                            yield line
+                        return
+                    if status in (429, 500, 502, 503, 504) and attempt < retry.max_retries:
+                        pass  # retried below, once the response is closed
+                    else:
+                        body = await response.aread()
+                        detail = self.backend.scrub(body[:300].decode("utf-8", "replace"))
+                        raise BatchError(f"{where}: HTTP {status}: {detail}", status)
+            except httpx.TransportError as exc:
+                if attempt >= retry.max_retries:
+                    raise BatchError(self.backend.scrub(f"{where} failed: {exc}")) from None
+            await asyncio.sleep(retry.delay(attempt, None, rng))
+        raise BatchError(f"{where}: no answer")  # pragma: no cover
 
     async def _call(
         self, client: httpx.AsyncClient, method: str, path: str, *, raw: bool = False, **kw: Any
@@ -484,8 +544,78 @@ def _status_kind(status: int | None) -> ErrorType:
     return "http_error"
 
 
-def _trim(raw: bytes) -> str:
-    return raw[:2000].decode("utf-8", "replace")
+def _trim(text: str) -> str:
+    return text[:2000]
+
+
+async def _split(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
+    """Lines of a byte stream (without their newline); a line over ``limit`` bytes is
+    skipped to its end rather than held."""
+    buffer = bytearray()
+    skipping = False
+    async for chunk in chunks:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if not skipping:
+                buffer += chunk[start:end]
+                if len(buffer) <= limit:
+                    yield bytes(buffer)
+            buffer.clear()
+            skipping = False
+            start = end + 1
+        if not skipping:
+            buffer += chunk[start:]
+            if len(buffer) > limit:
+                buffer.clear()
+                skipping = True
+    if buffer and not skipping:
+        yield bytes(buffer)
+
+
+def _done(counts: Any) -> int | None:
+    """Requests a job finished (completed + failed), or None when its ``request_counts``
+    are not counts (a missing one counts as none so far)."""
+    if counts is None:
+        return 0
+    if not isinstance(counts, Mapping):
+        return None
+    total = 0
+    for name in ("completed", "failed"):
+        value = counts.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if not 0 <= value < 1e12:  # (also NaN)
+            return None
+        total += int(value)
+    return total
+
+
+def _reasons(errors: Any) -> list[str]:
+    """The reasons a failed job gives: ``{"data": [...]}`` as documented, or a bare list;
+    anything else is quoted briefly."""
+    items = errors.get("data") if isinstance(errors, Mapping) else errors
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        return [_brief(items)]
+    out = []
+    for e in items[:20]:
+        if isinstance(e, Mapping):
+            line = e.get("line")
+            where = f" (line {_brief(line)})" if line else ""
+            out.append(clean_text(_brief(e.get("message") or e.get("code"), 300)) + where)
+        elif e:
+            out.append(_brief(e))
+    return out
+
+
+def _brief(value: Any, limit: int = 80) -> str:
+    """``value`` as a short quote for a message (never a whole untrusted structure)."""
+    text = value if isinstance(value, str) else repr(value)
+    text = clean_text(" ".join(text[: limit * 2].split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _progress_bar(total: int, desc: str) -> Any:

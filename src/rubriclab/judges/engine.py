@@ -635,6 +635,8 @@ class Engine:
                 assert outcome.retry_after is not None
                 wait = min(outcome.retry_after, self.retry.retry_after_cap)
                 state.hold_until = max(state.hold_until, time.monotonic() + wait)
+                if ticket is not None:  # and the limiter's rate is learned from them
+                    pacer.refused(ticket, wait)
             state.failed_attempts[outcome.type] = state.failed_attempts.get(outcome.type, 0) + 1
             if not outcome.retryable or retries >= self.retry.max_retries:
                 return Reply(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sized
+import warnings
+from collections.abc import Callable, Collection, Iterable, Mapping, Sized
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,8 @@ from .dialect import COMPLETION_LIMIT, PLAIN, TOKEN_LIMIT, Dialect
 from .engine import Engine, RetryPolicy, RunStats
 from .mock import MockBackend
 from .pricing import PricesArg, resolve_prices
-from .secret import protect_headers
-from .specs import Endpoint, parse_spec
+from .secret import Secret, protect_headers
+from .specs import Endpoint, KeyDestinationWarning, foreign_key_destination, parse_spec
 from .sync import run_sync
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ class Judge:
     completion window); job ids go to the cache, so a restarted run re-attaches.
     OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 ...) are sent ``max_completion_tokens``
     and no temperature; an endpoint that refuses either with a 400 is adapted to once
-    (``judges.dialect``).
+    (``judges.dialect``). A known provider's key (``$OPENAI_API_KEY``'s value, ...) passed
+    to another host is sent, with one ``KeyDestinationWarning``; ``allow_key_for=["host"]``
+    says it is meant.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class Judge:
         retry_after_cap: float = 60.0,
         batch: bool = False,
         batch_poll_interval: float = 5.0,
+        allow_key_for: Collection[str] = (),
     ) -> None:
         endpoint = parse_spec(spec, model, api_key)
         config: dict[str, Any] = {
@@ -89,6 +93,7 @@ class Judge:
             "batch_poll_interval": batch_poll_interval,
         }
         _check_config(config)
+        _warn_foreign_key(endpoint, config["headers"], allow_key_for)
         self._build(endpoint, config, open_cache(cache))
 
     def _build(
@@ -353,6 +358,20 @@ def _batcher(
             "(the default file), a path, or leave cache unset (memory), not cache=False"
         )
     return BatchRunner(engine, backend, BatchOptions(poll_interval=config["batch_poll_interval"]))
+
+
+def _warn_foreign_key(
+    endpoint: Endpoint, headers: Mapping[str, Any], allowed: Collection[str]
+) -> None:
+    """Warn (once per variable and host) when code sends a known provider's key elsewhere:
+    a key copied into the wrong judge goes to whoever runs that host."""
+    if endpoint.is_mock:
+        return
+    values = [endpoint.key.reveal() or ""]
+    values += [v.reveal() or "" for v in headers.values() if isinstance(v, Secret)]
+    said = foreign_key_destination(values, endpoint.base_url, allowed)
+    if said is not None:
+        warnings.warn(said, KeyDestinationWarning, stacklevel=3)
 
 
 def _messages(messages: Messages | str) -> Messages:

@@ -40,6 +40,7 @@ __all__ = [
     "default_transport",
     "parse_chat",
     "parse_retry_after",
+    "read_chat",
     "refused_field",
 ]
 
@@ -156,6 +157,26 @@ class OpenAIBackend:
             if isinstance(value, Secret):
                 text = value.scrub(text)
         return text
+
+    def kept(self, outcome: Outcome) -> Outcome:
+        """``outcome`` as it may be kept: the one boundary where a reply enters, so every
+        text field of it (answer, model, finish reason, message, raw body) is scrubbed of
+        the key and the credential headers here, whatever it came from (a body, the HTTP
+        reason phrase, a batch line)."""
+        scrub = self.scrub
+        if type(outcome) is Success:
+            text = scrub(outcome.text)
+            model = scrub(outcome.model)
+            finish = outcome.finish_reason
+            finish = scrub(finish) if finish else finish
+            if text is outcome.text and model is outcome.model and finish is outcome.finish_reason:
+                return outcome  # (the usual case: nothing to replace, nothing copied)
+            return dataclasses.replace(outcome, text=text, model=model, finish_reason=finish)
+        assert isinstance(outcome, Failure)
+        raw = outcome.raw
+        return dataclasses.replace(
+            outcome, message=scrub(outcome.message), raw=scrub(raw) if raw else raw
+        )
 
     def describe(self) -> str:
         key = self.endpoint.key
@@ -276,7 +297,9 @@ class _HTTPSession:
         format_level: int,
         dialect: Dialect | None = None,
     ) -> Outcome:
-        outcome = self._outcome(status, reason, headers, raw, request, format_level, dialect)
+        outcome = self.backend.kept(
+            self._outcome(status, reason, headers, raw, request, format_level, dialect)
+        )
         rate = parse_rate_headers(headers)
         return outcome if rate is None else dataclasses.replace(outcome, rate=rate)
 
@@ -292,9 +315,9 @@ class _HTTPSession:
     ) -> Outcome:
         if status == 200:
             return self._parse_ok(raw)
-        scrub = self.backend.scrub
-        text = scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
-        detail = scrub(clean_text(_error_message(raw))) or reason or "no detail"
+        # (scrubbed with every other field by ``kept``, the boundary)
+        text = raw[:_RAW_LIMIT].decode("utf-8", "replace")
+        detail = clean_text(_error_message(raw)) or clean_text(reason or "") or "no detail"
         retry_after = parse_retry_after(headers)
         if status == 429:
             return Failure(
@@ -330,7 +353,7 @@ class _HTTPSession:
         return Failure("http_error", detail, status, text, status in _RETRY_STATUS, retry_after)
 
     def _parse_ok(self, raw: bytes) -> Outcome:
-        return parse_chat(self.backend, raw)
+        return read_chat(self.backend, raw)
 
     def new_run(self) -> None:
         self.encoder.new_run()
@@ -491,7 +514,14 @@ class BodyEncoder:
 
 
 def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
-    """A chat-completions response body as a Success, or a classified Failure."""
+    """A chat-completions response body as a Success, or a classified Failure, every field
+    scrubbed (``OpenAIBackend.kept``)."""
+    return backend.kept(read_chat(backend, raw))
+
+
+def read_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
+    """``parse_chat`` before the scrub: only for a caller that passes the outcome through
+    ``backend.kept`` itself (or gave a body scrubbed whole)."""
     try:
         data = json.loads(raw)
     except ValueError:
@@ -499,7 +529,7 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
             "malformed_response",
             "the endpoint answered HTTP 200 with a body that is not JSON",
             200,
-            backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+            raw[:_RAW_LIMIT].decode("utf-8", "replace"),
             retryable=True,
         )
     choices = data.get("choices") if isinstance(data, dict) else None
@@ -509,7 +539,7 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
             kind,
             "the endpoint answered with no choices",
             200,
-            backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace")),
+            raw[:_RAW_LIMIT].decode("utf-8", "replace"),
             retryable=True,
         )
     choice = choices[0]
@@ -519,9 +549,9 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict)) or None
     if not isinstance(content, str):
         refusal = message.get("refusal") if isinstance(message, dict) else None
-        raw_text = backend.scrub(raw[:_RAW_LIMIT].decode("utf-8", "replace"))
+        raw_text = raw[:_RAW_LIMIT].decode("utf-8", "replace")
         if isinstance(refusal, str) and refusal:
-            said = backend.scrub(clean_text(refusal[:200]))
+            said = clean_text(refusal[:200])
             return Failure("refusal", f"the model refused: {said}", 200, raw_text)
         return Failure("empty_response", "the answer had no message content", 200, raw_text, True)
     usage = data.get("usage")
@@ -537,7 +567,7 @@ def parse_chat(backend: OpenAIBackend, raw: bytes) -> Outcome:
     return Success(
         # the transport boundary: a lone surrogate (valid JSON, invalid UTF-8) becomes
         # U+FFFD here, so caches, files and reports downstream never meet one
-        backend.scrub(clean_text(content)),
+        clean_text(content),
         counted,
         clean_text(model) if isinstance(model, str) and model else backend.model,
         clean_text(finish) if isinstance(finish, str) else None,

@@ -14,12 +14,14 @@ import asyncio
 import re
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "IMAGE_TOKENS",
+    "BareLimit",
     "Pacer",
     "RateHeaders",
     "Ticket",
@@ -227,6 +229,138 @@ def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> float:
     return chars / 4.0 + 4.0 * len(messages) + IMAGE_TOKENS * images
 
 
+class BareLimit:
+    """A limiter that says only "429, Retry-After: w": its refill rate, learned from
+    successive refusals, and the time the next send may go.
+
+    A token bucket refusing a send at ``s`` says when its next token is there: ``s + w``
+    (dated by the refusal's arrival: a 429 is answered at once).
+    Between two refusals at ``s1`` and ``s2`` with ``k`` sends let through in between, that
+    time moved by exactly ``k / rate`` (``(s2 + w2) - (s1 + w1) = k / rate``), whatever the
+    bucket's size; so the rate is read off pairs of refusals at least ``SPAN`` seconds apart.
+    Sends are then spaced a little more than ``1 / rate`` apart (``PACE``), from the next
+    token on, and the rate creeps up while nothing is refused (a limit may rise, an estimate
+    may be low): the odd refusal that follows re-learns it.
+    """
+
+    SPAN = 0.05
+    """Least seconds between the two refusals of an estimate (the longest pair kept is used)."""
+    KEEP = 10.0
+    """Seconds of refusals kept to pair with a new one."""
+    CREEP = 0.05
+    """How much the rate rises for each second without a refusal."""
+    TOLERANCE = 2.0
+    """How many tokens' time a Retry-After may say and still be a bucket's (timing noise)."""
+    CHECK = 100
+    """Paced sends between two checks that the refusals are a bucket's."""
+    NOISE = 0.12
+    STRIKES = 3
+    """Checks in a row over ``NOISE`` before the pacing stops."""
+    """A share of paced sends refused above which the refusals are not a bucket's."""
+    PACE = 0.97
+    """Sends go at this share of the rate learned: the bucket keeps a few tokens, which
+    absorb a client's jitter (a stalled event loop sends two at once); refusals, which
+    re-learn the rate, come from the creep upward."""
+
+    def __init__(self) -> None:
+        self.rate: float | None = None
+        self.next = 0.0  # (monotonic) when the next send may go
+        #: (send time, seq, next token, Retry-After) of recent refusals, in send order
+        self.refusals: deque[tuple[float, int, float, float]] = deque()
+        self.last_refusal = 0.0
+        self.paced = 0  # sends made at a learned rate, since the last check
+        self.paced_refused = 0  # and how many of those a 429 refused
+        self.off_until = 0.0  # (monotonic) no rate is learned before then
+        self.strikes = 0  # checks in a row that found too many refused
+        self.since = 0.0  # (monotonic) when the rate was learned (sends before: not paced)
+
+    def slot(self, now: float) -> float:
+        """Take the next send slot; seconds to wait for it (0: go now)."""
+        rate = self.rate
+        if rate is not None and self.last_refusal and now - self.last_refusal > 1.0:
+            grown = rate * (1.0 + self.CREEP * min(now - self.last_refusal - 1.0, 1.0))
+            self.rate = rate = grown
+            self.last_refusal = now - 1.0  # (creep again in a second)
+        start = self.next if self.next > now else now
+        if rate is not None:
+            self.next = start + 1.0 / (rate * self.PACE)
+            self.paced += 1
+            if self.paced >= self.CHECK:
+                self._check(now)
+        return start - now
+
+    def _check(self, now: float) -> None:
+        """Paced below its rate, a bucket refuses almost nothing. Refusals that go on at a
+        steady share whatever the pace are not a bucket's (a gateway refusing a fifth of all
+        calls at random, with a short Retry-After): pacing to them would only slow the run
+        down (each estimate is the pace it was held to), so it stops for ``KEEP`` seconds."""
+        if self.paced_refused > self.NOISE * self.paced:
+            self.strikes += 1  # (one window may be a rate learned too high, soon re-learned)
+        else:
+            self.strikes = 0
+        if self.strikes >= self.STRIKES:
+            self.rate = None
+            self.next = 0.0
+            self.off_until = now + self.KEEP
+            self.refusals.clear()
+            self.strikes = 0
+        self.paced = self.paced_refused = 0
+
+    def refused(self, seq: int, sent_at: float, retry_after: float, now: float) -> None:
+        """The send ``seq`` (made at ``sent_at``) was refused with ``retry_after``, which
+        came back at ``now``. A refusal is answered at once, so ``now`` dates the server's
+        count better than the send (a first flight waits for its connections)."""
+        token = now + retry_after
+        if self.rate is not None and sent_at >= self.since:
+            self.paced_refused += 1
+        if now < self.off_until:
+            return
+        if self.refusals and seq <= self.refusals[-1][1]:
+            # replies may come back out of order: keep the refusals in send order
+            self._insert((sent_at, seq, token, retry_after))
+        else:
+            self.refusals.append((sent_at, seq, token, retry_after))
+        self.last_refusal = now
+        while self.refusals[0][0] < now - self.KEEP:
+            self.refusals.popleft()
+        self._estimate()
+        rate = self.rate
+        if rate is not None and token - now <= 2.0 / rate and self.next < token:
+            # the next token a slot or two away: a bucket at its edge (a Retry-After far
+            # beyond the spacing is a penalty or noise, which holds only the retries)
+            self.next = token
+
+    def _insert(self, refusal: tuple[float, int, float, float]) -> None:
+        items = list(self.refusals)
+        at = len(items)
+        while at and items[at - 1][1] > refusal[1]:
+            at -= 1
+        items.insert(at, refusal)
+        self.refusals = deque(items)
+
+    def _estimate(self) -> None:
+        refusals = self.refusals
+        last = refusals[-1]
+        first = refusals[0]  # the longest span kept: the most sends counted
+        if last[0] - first[0] < self.SPAN:
+            return
+        moved = last[2] - first[2]
+        refused_between = len(refusals) - 2
+        let_through = (last[1] - first[1] - 1) - refused_between
+        if moved <= 0 or let_through < 3:
+            return
+        rate = let_through / moved
+        # A bucket's next token is at most one token's time away (its level is in [0, 1) when
+        # it refuses); a Retry-After far longer than that while sends keep getting through is
+        # not a bucket's (random 429s with "Retry-After: 1", a gateway's penalty): no pacing.
+        if max(first[3], last[3]) * rate > self.TOLERANCE:
+            return
+        if self.rate is None:
+            self.since = self.last_refusal  # (now: the sends paced are the ones after it)
+            self.paced = self.paced_refused = 0
+        self.rate = rate
+
+
 class Pacer:
     """Waits before a send until the provider's buckets (as last described) hold its cost.
 
@@ -246,6 +380,8 @@ class Pacer:
         self.staleness = 0.0
         """Where between send (0) and reply (1) the provider counts a request, as learned."""
         self.waited = 0.0
+        self.bare: BareLimit | None = None
+        """What a limiter that sends no rate headers taught (only its 429s' Retry-After)."""
 
     def token_cost(self, estimate: Callable[[], float]) -> float:
         """What a request will take from the token bucket: the mean of what replies used, or
@@ -264,6 +400,12 @@ class Pacer:
         request goes, and a 429 with its Retry-After decides, under the retry policy's caps.
         """
         costs = {"requests": 1.0, "tokens": tokens}
+        bare = self.bare
+        if bare is not None:
+            wait = min(bare.slot(time.monotonic()), max_wait)
+            if wait > _SLACK:
+                self.waited += wait
+                await asyncio.sleep(wait)
         if all(b.level is None for b in self._buckets.values()):
             return self._take(costs)
         loop = asyncio.get_running_loop()
@@ -311,6 +453,14 @@ class Pacer:
             self.staleness = min(1.0, self.staleness + 0.2)
         for kind, bucket in self._buckets.items():
             bucket.refund(ticket.seq, ticket.costs.get(kind, 0.0))
+
+    def refused(self, ticket: Ticket, retry_after: float) -> None:
+        """The send holding ``ticket`` met a 429 with Retry-After and no rate headers: a bare
+        limiter, whose refill rate successive refusals teach (``BareLimit``)."""
+        bare = self.bare
+        if bare is None:
+            bare = self.bare = BareLimit()
+        bare.refused(ticket.seq, ticket.at, retry_after, time.monotonic())
 
     def observe(self, headers: RateHeaders | None, ticket: Ticket) -> None:
         """A reply (to the request holding ``ticket``) described the buckets."""

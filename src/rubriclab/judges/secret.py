@@ -47,16 +47,21 @@ class Public(str):
 class Secret:
     """Holds an API key; pickles as a pointer to its environment variable, never as the value."""
 
-    __slots__ = ("_env", "_forms", "_value")
+    __slots__ = ("_bases", "_encoded", "_env", "_forms", "_value")
     _env: str | None
     _value: str | None
     _forms: tuple[str, ...]
+    _encoded: re.Pattern[str] | None
+    _bases: tuple[str, ...]
 
     def __init__(self, value: str | None, env: str | None = None) -> None:
         object.__setattr__(self, "_value", value or None)
         object.__setattr__(self, "_env", env)
         forms = _forms(value) if value and len(value) >= _MIN_SCRUB else []
         object.__setattr__(self, "_forms", tuple(forms))  # worked out once, used per reply
+        bases = _bases(value) if value and len(value) >= _MIN_SCRUB else []
+        object.__setattr__(self, "_bases", tuple(bases))
+        object.__setattr__(self, "_encoded", _encoded_pattern(bases))
 
     @classmethod
     def from_env(cls, env: str) -> Secret:
@@ -110,10 +115,43 @@ class Secret:
         for form in self._forms:
             if form in text:
                 text = text.replace(form, _MASK)
-        if len(key) >= 12:
+        if self._encoded is not None and _escapes(text) and self._hidden(text):
+            # each character may be escaped on its own: "\u0073k-...", "\/", "%2f"
+            text = self._encoded.sub(_MASK, text)
+        if len(key) >= 12 and key[:8] in text:
             # e.g. "Incorrect API key provided: sk-abc123********xyz9"
             text = re.sub(re.escape(key[:8]) + r"[\w*.\-]*", _MASK, text)
         return text
+
+    def _hidden(self, text: str) -> bool:
+        """Whether ``text`` may hold the key with some characters escaped or encoded: its
+        escapes decoded, does a base form show? (A cheap probe: the full pattern tries every
+        position of the text, so it runs only when this says yes.)"""
+        probe, count = _ESCAPE.subn(_unescape, text)
+        if not count:
+            return False
+        return any(form in probe for form in self._bases)
+
+
+def _escapes(text: str) -> bool:
+    """Whether ``text`` holds a JSON escape or a percent-encoding a key's character could be
+    written as (plain ``in`` tests first: this runs on every answer)."""
+    if "\\" in text and ("\\u" in text or "\\/" in text or '\\"' in text or "\\\\" in text):
+        return True
+    return "%" in text and _PERCENT.search(text) is not None
+
+
+_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[/\"\\]|%[0-9a-fA-F]{2}")
+
+
+def _unescape(match: re.Match[str]) -> str:
+    token = match[0]
+    if token[0] == "%":
+        return chr(int(token[1:], 16))
+    if token[1] == "u":
+        return chr(int(token[2:], 16))
+    return token[1]
 
 
 def _forms(value: str) -> list[str]:
@@ -139,6 +177,47 @@ def _forms(value: str) -> list[str]:
         forms.add(urllib.parse.quote_plus(form))
         forms.add(base64.b64encode(form.encode()).decode())
     return sorted((f for f in forms if len(f) >= _MIN_SCRUB), key=len, reverse=True)
+
+
+def _bases(value: str) -> list[str]:
+    """``value``, the token of a "Bearer ..."-style value and a Basic credential's decoded
+    "user:key" and key: what an echo may spell character by character."""
+    bases = {value}
+    scheme, _, token = value.partition(" ")
+    if token and scheme.lower() in ("bearer", "basic", "token", "apikey"):
+        bases.add(token.strip())
+        if scheme.lower() == "basic":
+            try:
+                decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                decoded = ""
+            bases.update((decoded, decoded.partition(":")[2]) if decoded else ())
+    return sorted((b for b in bases if len(b) >= _MIN_SCRUB), key=len, reverse=True)
+
+
+def _encoded_pattern(bases: list[str]) -> re.Pattern[str] | None:
+    """A pattern for each base form with any of its characters written as a JSON escape
+    (``\\uXXXX``, ``\\/``, ``\\"``, ``\\\\``) or percent-encoded in either case: the forms
+    ``_forms`` cannot list, as each character may be spelled its own way."""
+    if not bases:
+        return None
+    return re.compile("|".join("".join(_char_forms(c) for c in b) for b in bases))
+
+
+def _hex(text: str) -> str:
+    """``text`` (hex digits) matching either case."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
+
+
+def _char_forms(char: str) -> str:
+    code = ord(char)
+    forms = [re.escape(char)]
+    if code < 0x10000:
+        forms.append(r"\\u" + _hex(f"{code:04x}"))
+    if char in '/"\\':
+        forms.append(re.escape("\\" + char))
+    forms.append("".join("%" + _hex(f"{b:02x}") for b in char.encode("utf-8")))
+    return "(?:" + "|".join(forms) + ")"
 
 
 def protect_headers(headers: Mapping[str, str | Secret] | None) -> dict[str, str | Secret]:

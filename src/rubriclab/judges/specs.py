@@ -8,12 +8,23 @@ from __future__ import annotations
 import difflib
 import os
 import urllib.parse
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from .base import JudgeConfigError
 from .secret import Secret
 
-__all__ = ["PROVIDERS", "Endpoint", "check_url", "parse_spec"]
+__all__ = [
+    "KEY_HOMES",
+    "PROVIDERS",
+    "Endpoint",
+    "KeyDestinationWarning",
+    "KeyHome",
+    "check_url",
+    "foreign_key_destination",
+    "key_destination_error",
+    "parse_spec",
+]
 
 #: Query parameters that carry credentials; a URL holding one is refused.
 CREDENTIAL_PARAMS = frozenset(
@@ -138,3 +149,177 @@ def parse_spec(spec: str, model: str | None = None, api_key: str | None = None) 
                 f"to use {provider}:{model_name}, or use Judge('mock') to run offline"
             )
     return Endpoint(provider, model_name, base.rstrip("/"), key, local=info.local)
+
+
+# -- where a key may go -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyHome:
+    """A provider whose keys are known by their variable: the hosts they belong to."""
+
+    name: str
+    envs: tuple[str, ...]
+    hosts: tuple[str, ...]
+    base_env: str | None = None
+    """The variable that moves the provider's endpoint (the user's own setting, so its host
+    is the provider's too)."""
+
+
+#: Providers whose key variables are well known, and the (https) hosts their keys go to.
+KEY_HOMES: tuple[KeyHome, ...] = (
+    KeyHome("OpenAI", ("OPENAI_API_KEY",), ("api.openai.com",), "OPENAI_BASE_URL"),
+    KeyHome(
+        "Google Gemini",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        ("generativelanguage.googleapis.com",),
+    ),
+    KeyHome("Anthropic", ("ANTHROPIC_API_KEY",), ("api.anthropic.com",)),
+    KeyHome(
+        "GitHub",
+        ("GITHUB_TOKEN", "GH_TOKEN"),
+        ("models.github.ai", "models.inference.ai.azure.com"),
+    ),
+    KeyHome("Mistral", ("MISTRAL_API_KEY",), ("api.mistral.ai",)),
+    KeyHome("Groq", ("GROQ_API_KEY",), ("api.groq.com",)),
+    KeyHome("Together", ("TOGETHER_API_KEY",), ("api.together.xyz", "api.together.ai")),
+    KeyHome("OpenRouter", ("OPENROUTER_API_KEY",), ("openrouter.ai",)),
+    KeyHome("DeepSeek", ("DEEPSEEK_API_KEY",), ("api.deepseek.com",)),
+    KeyHome("Fireworks", ("FIREWORKS_API_KEY",), ("api.fireworks.ai",)),
+    KeyHome("xAI", ("XAI_API_KEY",), ("api.x.ai",)),
+    KeyHome("Cerebras", ("CEREBRAS_API_KEY",), ("api.cerebras.ai",)),
+    KeyHome("Perplexity", ("PERPLEXITY_API_KEY",), ("api.perplexity.ai",)),
+    KeyHome(
+        "Hugging Face",
+        ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"),
+        ("router.huggingface.co", "api-inference.huggingface.co"),
+    ),
+)
+
+
+class KeyDestinationWarning(UserWarning):
+    """Code sends a known provider's key to a host that is not that provider's."""
+
+
+def _home_of(env: str) -> KeyHome | None:
+    upper = env.upper()
+    for home in KEY_HOMES:
+        if upper in home.envs:
+            return home
+    return None
+
+
+def _where(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``; the port is None when it is the scheme's default."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ("", "", None)
+    scheme = parts.scheme.lower()
+    if port == {"https": 443, "http": 80}.get(scheme):
+        port = None
+    return scheme, (parts.hostname or "").lower().rstrip("."), port
+
+
+def host_label(url: str) -> str:
+    """``url``'s host as a user writes it for ``--allow-key-for`` (with a port if not default)."""
+    _, host, port = _where(url)
+    return host if port is None else f"{host}:{port}"
+
+
+def _in_home(home: KeyHome, url: str) -> bool:
+    scheme, host, port = _where(url)
+    if scheme == "https" and port is None and host in home.hosts:
+        return True
+    moved = os.environ.get(home.base_env) if home.base_env else None
+    return (
+        moved is not None
+        and bool(moved.strip())
+        and _where(moved.strip())
+        == (
+            scheme,
+            host,
+            port,
+        )
+    )
+
+
+def _allowed(url: str, allowed: Collection[str]) -> bool:
+    """``url``'s host is one the user named: "host" (any port), "host:port", or a URL."""
+    _, host, port = _where(url)
+    for entry in allowed:
+        text = entry.strip().lower()
+        if "://" in text:
+            _, want, want_port = _where(text)
+            if want == host and (want_port == port):
+                return True
+            continue
+        name, sep, number = text.rpartition(":")
+        if sep and number.isdigit() and name and not name.endswith(":"):
+            if name.strip("[]") == host and int(number) == (port or _default_port(url)):
+                return True
+        elif text.strip("[]").rstrip(".") == host:
+            return True
+    return False
+
+
+def _default_port(url: str) -> int:
+    return 80 if url.lower().startswith("http://") else 443
+
+
+def key_destination_error(
+    env: str, url: str, allowed: Collection[str] = (), flag: str = "--allow-key-for"
+) -> str | None:
+    """Why the key in ``$env`` may not be sent to ``url`` (one line naming the fix), or None.
+
+    A key goes to its provider's hosts (``KEY_HOMES``; over https), or to a host the user
+    named (``allowed``). A key no provider is known for goes only to a named host: a config
+    file is someone else's, and must not choose where the user's tokens go.
+    """
+    if _allowed(url, allowed):
+        return None
+    home = _home_of(env)
+    label = host_label(url) or url
+    if home is not None:
+        if _in_home(home, url):
+            return None
+        return (
+            f"${env} is {home.name}'s key, and {label} is not {home.name}'s host "
+            f"({', '.join(home.hosts)}), so it is not sent; if you trust this config and "
+            f"that host, run again with {flag} {label}"
+        )
+    return (
+        f"${env} would be sent to {label}, a host no provider's key is known to belong to, "
+        f"so it is not sent; if you trust this config and that host, run again with "
+        f"{flag} {label}"
+    )
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def foreign_key_destination(
+    values: Iterable[str], url: str | None, allowed: Collection[str] = ()
+) -> str | None:
+    """The first known provider variable whose value is among ``values`` but whose provider
+    does not live at ``url`` (once per variable and host in a process), else None."""
+    if not url or _allowed(url, allowed):
+        return None
+    sent = {v for v in values if v}
+    if not sent:
+        return None
+    for home in KEY_HOMES:
+        for env in home.envs:
+            value = os.environ.get(env)
+            if value and value in sent and not _in_home(home, url):
+                said = (env, host_label(url))
+                if said in _warned:
+                    return None
+                _warned.add(said)
+                return (
+                    f"rubriclab: this judge sends ${env} ({home.name}'s key) to "
+                    f"{host_label(url)}, which is not {home.name}'s host; pass "
+                    f"allow_key_for=[{host_label(url)!r}] if that is meant"
+                )
+    return None

@@ -71,9 +71,12 @@ class JudgeConfig(BaseModel):
         *,
         allow_outside: bool = False,
         allow_env: Collection[str] = (),
+        allow_key_for: Collection[str] = (),
     ) -> Judge:
         """The judge; ``allow_env`` names variables the user confirmed may be sent as a key
-        although their names do not look like keys (``rubriclab run --allow-env NAME``)."""
+        although their names do not look like keys (``rubriclab run --allow-env NAME``);
+        ``allow_key_for`` names hosts the user lets a key go to although no provider of that
+        key lives there (``--allow-key-for HOST``)."""
         import os
 
         from ..judges import Judge
@@ -91,7 +94,9 @@ class JudgeConfig(BaseModel):
                     f"judge.api_key_env names {self.api_key_env!r}, which is not set: "
                     "export it before running"
                 )
+            host = self._key_destination(allow_key_for)
             options["api_key"] = key
+            options["allow_key_for"] = (*allow_key_for, host) if host else tuple(allow_key_for)
         if isinstance(self.cache, str):
             # re-runs answer finished calls from here
             options["cache"] = _inside(base, self.cache, "judge.cache", allow_outside)
@@ -106,6 +111,24 @@ class JudgeConfig(BaseModel):
             return Judge(self.spec, **options)
         except ValueError as exc:
             raise ConfigError(f"judge: {as_config_keys(str(exc))}") from None
+
+    def _key_destination(self, allow_key_for: Collection[str]) -> str | None:
+        """Refuse before any call to send ``api_key_env``'s key where it does not belong: the
+        config chose the variable and the URL, and a config is someone else's file. The host
+        it goes to (for the judge's own warning), or None when the spec names no host."""
+        from ..judges.specs import host_label, key_destination_error, parse_spec
+
+        assert self.api_key_env is not None
+        try:
+            endpoint = parse_spec(self.spec, self.model, "-")
+        except ValueError:
+            return None  # the judge itself says what is wrong with the spec
+        if endpoint.is_mock or not endpoint.base_url:
+            return None
+        error = key_destination_error(self.api_key_env, endpoint.base_url, allow_key_for)
+        if error is not None:
+            raise ConfigError(f"judge.api_key_env: {error}")
+        return host_label(endpoint.base_url)
 
 
 class MetricConfig(BaseModel):
@@ -161,6 +184,7 @@ class MetricConfig(BaseModel):
         *,
         allow_outside: bool = False,
         allow_env: Collection[str] = (),
+        allow_key_for: Collection[str] = (),
     ) -> Any:
         """The metric this entry describes; files are read relative to ``base``."""
         from .. import metrics
@@ -184,7 +208,14 @@ class MetricConfig(BaseModel):
         panel = []
         for i, judge in enumerate(self.judges):
             try:
-                panel.append(judge.build(base, allow_outside=allow_outside, allow_env=allow_env))
+                panel.append(
+                    judge.build(
+                        base,
+                        allow_outside=allow_outside,
+                        allow_env=allow_env,
+                        allow_key_for=allow_key_for,
+                    )
+                )
             except ConfigError as exc:
                 raise ConfigError(
                     str(exc)
@@ -326,6 +357,8 @@ class RunConfig(BaseModel):
     _allow_outside: bool = PrivateAttr(default=False)
     #: variables that may be sent as a key although not named like one (--allow-env)
     _allow_env: frozenset[str] = PrivateAttr(default=frozenset())
+    #: hosts a key may go to although no provider of it lives there (--allow-key-for)
+    _allow_key_for: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -356,7 +389,11 @@ class RunConfig(BaseModel):
         for i, entry in enumerate(self.metrics):
             built.append(
                 entry.build(
-                    self.base, i, allow_outside=self._allow_outside, allow_env=self._allow_env
+                    self.base,
+                    i,
+                    allow_outside=self._allow_outside,
+                    allow_env=self._allow_env,
+                    allow_key_for=self._allow_key_for,
                 )
             )
         names = [m.name for m in built]
@@ -372,11 +409,19 @@ class RunConfig(BaseModel):
         """Variables the user allowed as keys on the command line (``--allow-env``)."""
         return self._allow_env
 
+    @property
+    def allowed_key_hosts(self) -> tuple[str, ...]:
+        """Hosts the user let a key go to on the command line (``--allow-key-for``)."""
+        return self._allow_key_for
+
     def build_judge(self) -> Judge | None:
         if self.judge is None:
             return None
         return self.judge.build(
-            self.base, allow_outside=self._allow_outside, allow_env=self._allow_env
+            self.base,
+            allow_outside=self._allow_outside,
+            allow_env=self._allow_env,
+            allow_key_for=self._allow_key_for,
         )
 
 
@@ -400,12 +445,18 @@ def check_key_env(name: str, allow_env: Collection[str] = ()) -> None:
 
 
 def load_config(
-    path: str | Path, *, allow_outside: bool = False, allow_env: Collection[str] = ()
+    path: str | Path,
+    *,
+    allow_outside: bool = False,
+    allow_env: Collection[str] = (),
+    allow_key_for: Collection[str] = (),
 ) -> RunConfig:
     """Read and validate a config file; errors name the file and the offending key.
 
     Paths in the config are read relative to its folder and must stay inside it, unless
-    ``allow_outside`` (the CLI's ``--allow-outside``).
+    ``allow_outside`` (the CLI's ``--allow-outside``). A key named by ``judge.api_key_env``
+    goes only to its provider's hosts, or to a host in ``allow_key_for`` ("host",
+    "host:port" or a URL; the CLI's ``--allow-key-for``).
     """
     path = Path(path)
     text = _read_text(path, "config")
@@ -424,6 +475,9 @@ def load_config(
     config._base = path.parent
     config._allow_outside = allow_outside
     config._allow_env = frozenset(allow_env)
+    if isinstance(allow_key_for, str):
+        allow_key_for = [allow_key_for]
+    config._allow_key_for = tuple(allow_key_for)
     return config
 
 

@@ -94,7 +94,9 @@ class FakeBatchServer:
     which an unfinished batch expires (its unrun lines go to the error file as
     ``batch_expired``). ``max_requests``/``max_bytes`` are the per-file limits it enforces.
     ``reasoning`` ("o1" or "o3-mini") fails each line whose body that OpenAI reasoning model
-    would refuse, with its HTTP 400 in the error file.
+    would refuse, with its HTTP 400 in the error file. ``view_hook(batch)`` rewrites each
+    batch object it sends; ``lines_hook(kind, lines)`` a finished job's "output" or "error"
+    lines before they are stored.
     """
 
     def __init__(
@@ -112,10 +114,17 @@ class FakeBatchServer:
         max_requests: int = 50_000,
         max_bytes: int = 200 * 1024 * 1024,
         reasoning: str | None = None,
+        view_hook: Callable[[dict[str, Any]], Any] | None = None,
+        lines_hook: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
     ) -> None:
         if reasoning is not None and reasoning not in REASONING_STYLES:
             raise ValueError(f"reasoning must be one of {REASONING_STYLES} or None")
         self.reasoning = reasoning
+        #: rewrites each batch object before it is sent (a provider's malformed fields)
+        self.view_hook = view_hook
+        #: rewrites a finished job's "output" or "error" lines before they are stored (a
+        #: repeated custom_id, an echoed header, a padded line...)
+        self.lines_hook = lines_hook
         self.responder = responder or default_responder
         self.clock = clock or time.time
         self.validate_seconds = validate_seconds
@@ -280,6 +289,8 @@ class FakeBatchServer:
             if batch is None:
                 return 404, _error(f"no batch {batch_id!r}")
             view = self._view(batch)
+            if self.view_hook is not None:
+                view = self.view_hook(view)
             self.polls += 1
             self._polled.notify_all()
             return 200, view
@@ -422,6 +433,9 @@ class FakeBatchServer:
                     "error": None,
                 }
             )
+        if self.lines_hook is not None:
+            outputs = self.lines_hook("output", outputs)
+            errors = self.lines_hook("error", errors)
         if outputs:
             batch.output_file_id = self._store(f"{batch.id}_output.jsonl", outputs)
         if errors:

@@ -80,6 +80,9 @@ class ServerReply:
     status: int = 200
     body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    """The status line's reason phrase (default: the standard one); a careless gateway may
+    put anything there, a request header included."""
 
 
 Responder = Callable[[dict[str, Any]], str | dict[str, Any] | ServerReply]
@@ -195,6 +198,8 @@ class RateLimit:
     completion_tokens: int = 0
     headers: bool = True
     """False: a limiter that sends only Retry-After on 429 (no rate headers)."""
+    retry_after_ms: bool = True
+    """False: a 429 says only ``Retry-After`` in whole seconds (no ``retry-after-ms``)."""
 
     def __post_init__(self) -> None:
         if self.requests_per_second <= 0:
@@ -232,7 +237,8 @@ class _Limiter:
                 headers[f"x-ratelimit-remaining-{name}"] = str(int(max(0.0, bucket.level)))
                 headers[f"x-ratelimit-reset-{name}"] = format_duration(bucket.reset_in())
         if wait > 0:
-            headers["retry-after-ms"] = f"{wait * 1000:.0f}"
+            if self.limit.retry_after_ms:
+                headers["retry-after-ms"] = f"{wait * 1000:.0f}"
             headers["retry-after"] = f"{max(1, round(wait + 0.5))}"
         return wait <= 0, headers
 
@@ -370,13 +376,15 @@ class _Connection(asyncio.Protocol):
         body: bytes,
         keep_alive: bool,
         truncate: bool = False,
+        reason: str | None = None,
     ) -> None:
         if self.before_write is not None:
             self.before_write()
         transport = self.transport
         if transport is None or transport.is_closing():
             return
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"]
+        phrase = reason if reason is not None else _REASONS.get(status, "Status")
+        lines = [f"HTTP/1.1 {status} {phrase}"]
         lines.append(f"content-length: {len(body)}")
         lines.append("content-type: application/json")
         lines.extend(f"{k}: {v}" for k, v in headers.items())
@@ -732,7 +740,7 @@ class FakeJudgeServer:
                 record.fault = f"scripted_{answer.status}"
             payload = answer.body
             data = payload if isinstance(payload, bytes) else _json(payload)
-            conn.send(answer.status, dict(answer.headers), data, keep_alive)
+            conn.send(answer.status, dict(answer.headers), data, keep_alive, reason=answer.reason)
             return
         text = str(answer)
         if fault == "surrogate" and not isinstance(answer, dict):
@@ -788,6 +796,11 @@ def _parser() -> argparse.ArgumentParser:
         "--no-rate-headers", action="store_true", help="the limiter sends no x-ratelimit-*"
     )
     p.add_argument(
+        "--no-retry-after-ms",
+        action="store_true",
+        help="the limiter's 429s say Retry-After in whole seconds only",
+    )
+    p.add_argument(
         "--reasoning",
         choices=REASONING_STYLES,
         default=None,
@@ -827,7 +840,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
     )
     limit = (
-        RateLimit(args.rate_limit, args.rate_limit_burst, headers=not args.no_rate_headers)
+        RateLimit(
+            args.rate_limit,
+            args.rate_limit_burst,
+            headers=not args.no_rate_headers,
+            retry_after_ms=not args.no_retry_after_ms,
+        )
         if args.rate_limit > 0
         else None
     )
