@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .files import YamlError, atomic_write_text, load_yaml
+from .files import YamlError, atomic_write_text, load_yaml, short_repr
 from .scale import parse_fraction
 from .scoring import Score
 from .scoring import score as score_levels
@@ -428,7 +428,7 @@ def _levels_from(crit_name: str, levels: Any) -> list[Level]:
                 score = int(key)
             except (TypeError, ValueError):
                 raise RubricError(
-                    f"criterion {crit_name!r}: level key {key!r} is not an integer score"
+                    f"criterion {crit_name!r}: level key {short_repr(key)} is not an integer score"
                 ) from None
             out.append(Level(score=score, descriptor=str(descriptor)))
         return out
@@ -441,7 +441,8 @@ def _levels_from(crit_name: str, levels: Any) -> list[Level]:
                 out.append(Level.model_validate(item))
             else:
                 raise RubricError(
-                    f"criterion {crit_name!r}: each level needs a score and a descriptor, got {item!r}"
+                    f"criterion {crit_name!r}: each level needs a score and a descriptor, "
+                    f"got {short_repr(item)}"
                 )
         return out
     raise RubricError(f"criterion {crit_name!r}: levels must be a count, list or mapping")
@@ -456,7 +457,9 @@ def _criterion_from_item(index: int, item: Any) -> Any:
         if "question" in item and "description" not in item:
             item["description"] = item.pop("question")
         if "levels" in item and not _is_level_list(item["levels"]):
-            item["levels"] = _levels_from(str(item.get("name", f"q{index}")), item["levels"])
+            name = item.get("name", f"q{index}")
+            label = name if isinstance(name, str) else short_repr(name)
+            item["levels"] = _levels_from(label, item["levels"])
         if isinstance(item.get("critical"), bool):
             item["critical"] = 1 if item["critical"] else None
     return item
