@@ -177,8 +177,13 @@ def _expanded(value: Any, limit: int, *, deep: bool) -> tuple[int, int]:
     holds itself counts as over any limit. Stops early once the distinct parts alone are over
     ``limit``."""
     root = unwrap(value) if deep else value
-    if not _is_container(root, deep):
+    holds = _DEEP if deep else _SHALLOW
+    if _kind(type(root)) not in holds:
         return 1, len(root) if isinstance(root, str) else 0
+    if deep:  # most values a template is given are small: counted plainly, it costs less
+        quick = _small(root, _QUICK_ITEMS)
+        if quick is not None:
+            return quick
     sizes: dict[int, tuple[int, int]] = {}
     open_: dict[int, list[Any]] = {}  # containers being measured: what each holds
     stack = [root]
@@ -196,11 +201,11 @@ def _expanded(value: Any, limit: int, *, deep: bool) -> tuple[int, int]:
             seen += len(parts) + 1
             if seen > limit:
                 return seen, 0
-            if len(sizes) & 0x3FF == 0:
+            if (len(open_) + len(sizes)) & 0x3FF == 0:
                 tick()
             waiting = []
             for part in parts:
-                if _is_container(part, deep) and id(part) not in sizes:
+                if _kind(type(part)) in holds and id(part) not in sizes:
                     if id(part) in open_:
                         return _HUGE, 0  # it holds itself
                     waiting.append(part)
@@ -211,36 +216,102 @@ def _expanded(value: Any, limit: int, *, deep: bool) -> tuple[int, int]:
         del open_[key]
         items, chars = 1, 0
         for part in parts:
-            if isinstance(part, str):
+            if type(part) is str:
                 items += 1
                 chars += len(part)
-            elif _is_container(part, deep):
-                more_items, more_chars = sizes[id(part)]
-                items += more_items
-                chars += more_chars
-            else:
+                continue
+            measured = sizes.get(id(part))  # only containers are measured (and all of them)
+            if measured is None:
                 items += 1
+                if isinstance(part, str):
+                    chars += len(part)
+            else:
+                items += measured[0]
+                chars += measured[1]
         sizes[key] = (min(items, _HUGE), min(chars, _HUGE))
     return sizes[id(root)]
 
 
-def _is_container(obj: Any, deep: bool) -> bool:
-    if isinstance(obj, (list, tuple, dict)):
-        return True
-    if not deep:
-        return False
-    return isinstance(obj, (set, frozenset, Mapping, BaseModel)) or (
-        dataclasses.is_dataclass(obj) and not isinstance(obj, type)
-    )
+_QUICK_ITEMS = 4_096
+
+
+def _small(root: Any, budget: int) -> tuple[int, int] | None:
+    """(items, characters) of ``root`` counted item by item, or None past ``budget`` items."""
+    items = chars = 0
+    stack = [root]
+    kinds = _KINDS
+    while stack:
+        obj = stack.pop()
+        items += 1
+        kind_of = type(obj)
+        if kind_of is str:
+            chars += len(obj)
+            continue
+        kind = kinds.get(kind_of)
+        if kind is None:
+            kind = _kind(kind_of)
+        if kind == _LEAF:
+            if isinstance(obj, str):
+                chars += len(obj)
+            continue
+        if items > budget:
+            return None
+        if kind == _VIEW:
+            items -= 1
+            stack.append(unwrap(obj))
+        elif kind in (_SEQ, _SET):
+            stack.extend(obj)
+        elif kind in (_DICT, _MAPPING):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif kind == _MODEL:
+            stack.extend(obj.__dict__.values())
+        else:
+            stack.extend(getattr(obj, f.name) for f in dataclasses.fields(obj))
+    return items, chars
+
+
+# what a value is to the measure: its type's kind, worked out once per type
+_LEAF, _SEQ, _DICT, _SET, _MAPPING, _MODEL, _DATACLASS, _VIEW = range(8)
+_SHALLOW = frozenset({_SEQ, _DICT})  # what templates build
+_DEEP = frozenset({_SEQ, _DICT, _SET, _MAPPING, _MODEL, _DATACLASS})  # and what they are given
+_KINDS: dict[type, int] = {str: _LEAF, int: _LEAF, float: _LEAF, bool: _LEAF, list: _SEQ}
+_KINDS[type(None)] = _LEAF
+
+
+def _kind(kind: type) -> int:
+    found = _KINDS.get(kind)
+    if found is not None:
+        return found
+    if issubclass(kind, View):
+        found = _VIEW
+    elif issubclass(kind, (list, tuple)):
+        found = _SEQ
+    elif issubclass(kind, dict):
+        found = _DICT
+    elif issubclass(kind, (set, frozenset)):
+        found = _SET
+    elif issubclass(kind, Mapping):
+        found = _MAPPING
+    elif issubclass(kind, BaseModel):
+        found = _MODEL
+    elif dataclasses.is_dataclass(kind):
+        found = _DATACLASS
+    else:
+        found = _LEAF
+    if len(_KINDS) < 10_000:
+        _KINDS[kind] = found
+    return found
 
 
 def _parts(obj: Any, deep: bool) -> list[Any]:
     """What a container holds (a mapping's keys and values), views unwrapped when ``deep``."""
-    if isinstance(obj, (list, tuple, set, frozenset)):
+    kind = _kind(type(obj))
+    if kind in (_SEQ, _SET):
         parts = list(obj)
-    elif isinstance(obj, Mapping):
+    elif kind in (_DICT, _MAPPING):
         parts = [*obj.keys(), *obj.values()]
-    elif isinstance(obj, BaseModel):
+    elif kind == _MODEL:
         parts = list(obj.__dict__.values())
     else:
         parts = [getattr(obj, f.name) for f in dataclasses.fields(obj)]
