@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -499,7 +500,7 @@ def test_tojson_max_chars_cuts_aliased_data_fast_in_a_memory_capped_child(tmp_pa
     cap, never written whole first."""
     sources = [
         "{{ aliased | tojson(max_chars=100) }}",
-        "{{ aliased.i | tojson(indent=2, max_chars=100) }}",
+        "{{ aliased.i | tojson(indent=2, max_chars=400) }}",
         "{{ [aliased, 1] | tojson(max_chars=100) }}",
     ]
     run = _run_chunk(
@@ -508,9 +509,8 @@ def test_tojson_max_chars_cuts_aliased_data_fast_in_a_memory_capped_child(tmp_pa
     assert run["returncode"] == 0 and len(run["results"]) == len(sources), run["stderr"]
     for r in run["results"]:
         assert r["outcome"] == "rendered", r["message"]
-        assert (
-            "lol" in r["message"] and "…[truncated by tojson(max_chars=100): over " in r["message"]
-        ), r["message"]
+        assert "lol" in r["message"], r["message"]
+        assert re.search(r"…\[truncated by tojson\(max_chars=\d+\): over ", r["message"]), r
         assert r["seconds"] < 1.0, r
 
 
