@@ -601,3 +601,50 @@ def test_sum_adds_every_number_even_ones_equal_to_start() -> None:
     assert render("{{ [5, 5] | sum(start=5) }} {{ [0, 2] | sum }}", {}) == "15 2"
     with pytest.raises(TemplateError, match="sum adds numbers"):
         render("{{ [[1]] | sum(start=[]) }}", {})
+
+
+# --- issue 25: comparisons, lazy filters and printing -----------------------------------------
+
+
+def test_comparisons_keep_their_meaning_through_the_sandbox() -> None:
+    """``==``, ``in``, ``<`` chains go through the sandbox's size check and still mean what
+    Python means: a chain stops at the first false link (the undefined name is never read)."""
+    src = (
+        "{{ 1 < 2 < 3 }} {{ 3 < 2 < nowhere }} {{ 'b' in 'abc' }} {{ 'z' not in items }} "
+        "{{ [1, 2] == [1, 2] }} {{ items != items }} {{ 2 >= 2 > 1 <= 1 }} {{ d.a is eq 1 }}"
+    )
+    out = render(src, {"items": [1, 2, 3], "d": {"a": 1}})
+    assert out == "True False True True True False True True"
+
+
+def test_lazy_filters_still_loop_and_list() -> None:
+    src = (
+        "{% for row in items | batch(2, 0) %}{{ row }}{% endfor %}|"
+        "{{ items | map('string') | join(',') }}|{{ items | select('odd') | list }}|"
+        "{{ ['b', 'A', 'a'] | unique | list }}|{{ ['b', 'A'] | sort }}|{{ ['b', 'A'] | max }}"
+    )
+    assert render(src, {"items": [1, 2, 3]}) == "[1, 2][3, 0]|1,2,3|[1, 3]|['b', 'A']|['A', 'b']|b"
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("{{ range }}", "range is a function: call it"),
+        ("{{ [range] }}", "range is a function: call it"),
+        ("{{ items | batch(2) }}", "add | list"),
+        ("{{ items | map('string') }}", "add | list"),
+    ],
+)
+def test_functions_and_lazy_sequences_are_not_printed_as_memory_addresses(
+    source: str, says: str
+) -> None:
+    with pytest.raises(TemplateSecurityError, match=re.escape(says)):
+        render(source, {"items": [1, 2, 3]})
+
+
+def test_wordwrap_of_long_runs_of_spaces_is_refused_at_once() -> None:
+    start = time.process_time()
+    with pytest.raises(TemplateSecurityError, match="wordwrap\\(5\\) of this text would take"):
+        render("{{ (' ' * 199999) | wordwrap(5) }}")
+    assert time.process_time() - start < 1.0
+    assert render("{{ 'aaa bbb ccc' | wordwrap(4) }}") == "aaa\nbbb\nccc"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -271,6 +272,66 @@ HOSTILE: dict[str, list[str]] = {
         "{{ x" + " | upper" * 4000 + " }}",
         "{% set a = [] %}" + "{% set a = [a] %}" * 1500 + "{{ a | tojson }}{{ a == a }}",
     ],
+    # 10. shared references (issue 25): a lazy filter's filler and every item it yields is
+    # counted at its full size, however many times one string is repeated; comparing filters
+    # and operators measure what they compare first
+    "shared references": [
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ row | sort | length }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ row | unique | list | length }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ row | max | length }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ row | min | length }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ (s ~ '') in row }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ row == row | list }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ (s ~ '') is in row }}{% endfor %}",
+        "{% set s = 'x' * 1900000 %}{{ [s] | batch(100000, s) | list | length }}",
+        "{% set s = 'x' * 1900000 %}{{ ([s] | batch(100000, s) | first) | length }}",
+        "{% set s = 'x' * 1900000 %}{{ [s] | batch(100000, s) | map('length') | list }}",
+        "{% set s = 'x' * 1900000 %}{{ [s] | slice(100000, s) | list | length }}",
+        "{% set s = 'x' * 1900000 %}{{ [s] | batch(100000, s) | sort | length }}",
+        "{% set s = 'x' * 1900000 %}{% for row in [s] | batch(100000, s) %}"
+        "{{ row | groupby('x') | length }}{% endfor %}",
+    ],
+    # 11. bound data that repeats its parts (YAML aliases: a billion items in a few KB)
+    "aliased data": [
+        "{{ aliased }}",
+        "{{ aliased | string | length }}",
+        "{{ aliased | tojson }}",
+        "{{ aliased.i | tojson(indent=2) }}",
+        "{{ [aliased] | tojson }}",
+        "{{ aliased.i | sort | length }}",
+        "{{ aliased.i | unique | list | length }}",
+        "{{ aliased.i | max }}",
+        "{{ aliased.i == aliased.i | list }}",
+        "{{ 'lol' in aliased.i | list }}",
+        "{{ aliased.i | join | length }}",
+        "{{ aliased | dictsort | length }}",
+    ],
+    # 12. traces: printing a 20,000-span chain costs its length, never its square
+    "traces": [
+        "{{ chain }}",
+        "{{ chain | string | length }}",
+        "{{ chain.tree() | length }}",
+        "{{ chain ~ '' }}",
+        "{{ chain.walk() }}",
+    ],
+    # 13. values whose text is a memory address, and text that wraps in quadratic time
+    "printing": [
+        "{{ range }}",
+        "{{ [range] }}",
+        "{{ items | batch(2) }}",
+        "{{ items | map('string') }}",
+        "{{ items | select }}",
+        "{{ (' ' * 199999) | wordwrap(5) }}",
+        "{{ ('\u3000' * 199999) | wordwrap(5) }}",
+        "{{ ('\t' * 199999 ~ 'x') | wordwrap(3) }}",
+    ],
     # 9. paths: includes and imports cannot reach files
     "includes": [
         "{% include '{secret}' %}",
@@ -281,6 +342,34 @@ HOSTILE: dict[str, list[str]] = {
         "{% from '{secret}' import x %}{{ x }}",
     ],
 }
+
+
+#: nine levels of YAML aliases: 387,420,489 'lol's in 1 KB (the "billion laughs")
+ALIAS_BOMB = "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n" + "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+def _chain_trace(length: int) -> Any:
+    """A trace whose spans each call the next: ``length`` levels deep."""
+    import datetime as dt
+
+    from rubriclab.traces import Span, Trace
+
+    t0 = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+    return Trace(
+        Span(
+            trace_id="t",
+            span_id=f"s{i}",
+            parent_id=f"s{i - 1}" if i else None,
+            name=f"step {i}",
+            kind="CHAIN",
+            start=t0,
+            end=t0,
+        )
+        for i in range(length)
+    )
 
 
 def _payloads() -> list[tuple[str, int, str]]:
@@ -296,6 +385,7 @@ def _child() -> None:
 
     import numpy as np
     import pandas as pd
+    import yaml
 
     from rubriclab import Rubric
     from rubriclab.templates import TemplateError, TemplateSecurityError, render
@@ -303,6 +393,8 @@ def _child() -> None:
 
     job = json.loads(sys.stdin.read())
     trace = example_trace()
+    chain = _chain_trace(20_000)
+    aliased = yaml.safe_load(ALIAS_BOMB)
     rubric = Rubric.checklist(["Is it short?", "Is it polite?"])
     variables: dict[str, Any] = {
         "input_span": trace.walk()[1],
@@ -315,6 +407,8 @@ def _child() -> None:
         "secret_path": job["secret"],
         "big": "x" * 1_000_000,
         "row": {"count": np.int64(3), "when": pd.Timestamp("2025-01-01")},
+        "chain": chain,
+        "aliased": aliased,
     }
     for family, index, source in job["payloads"]:
         source = source.replace("{canary}", job["canary"]).replace("{secret}", job["secret"])
@@ -383,16 +477,41 @@ def test_every_hostile_template_is_refused_fast_with_no_side_effect(tmp_path: Pa
             failures.append(f"{where} used {r['seconds']:.1f} s of CPU")
         if token in r["message"]:
             failures.append(f"{where} leaked the secret file's content")
+        if "ran out of memory" in r["message"]:  # a limit must stop it before memory runs out
+            failures.append(f"{where} ran out of memory: {r['message'][:300]}")
     assert not failures, "\n".join(failures)
     assert not canary.exists(), "a payload wrote the canary file or ran a command"
     assert len(results) == len(payloads)
     refused = sum(r["outcome"] == "refused" for r in results)
     slowest = max(results, key=lambda r: r["seconds"])
+    for r in sorted(results, key=lambda r: -r["seconds"])[:5]:
+        print(f"{r['seconds']:.2f} s {r['family']} #{r['index']}: {r['message'][:150]}")
     print(
         f"{len(results)} hostile templates: {refused} refused by the sandbox, "
         f"{len(results) - refused} other clean errors; slowest "
         f"{slowest['seconds']:.2f} s ({slowest['family']} #{slowest['index']})"
     )
+
+
+@pytest.mark.timeout(300)
+def test_tojson_max_chars_cuts_aliased_data_fast_in_a_memory_capped_child(tmp_path: Path) -> None:
+    """Bound data that repeats its parts (a YAML alias bomb: 387M items in 1 KB) is cut by
+    ``tojson(max_chars=)`` as the author asked, in well under a second and within the memory
+    cap, never written whole first."""
+    sources = [
+        "{{ aliased | tojson(max_chars=100) }}",
+        "{{ aliased.i | tojson(indent=2, max_chars=400) }}",
+        "{{ [aliased, 1] | tojson(max_chars=100) }}",
+    ]
+    run = _run_chunk(
+        [("cut", i, src) for i, src in enumerate(sources)], tmp_path / "c", tmp_path / "s"
+    )
+    assert run["returncode"] == 0 and len(run["results"]) == len(sources), run["stderr"]
+    for r in run["results"]:
+        assert r["outcome"] == "rendered", r["message"]
+        assert "lol" in r["message"], r["message"]
+        assert re.search(r"…\[truncated by tojson\(max_chars=\d+\): over ", r["message"]), r
+        assert r["seconds"] < 1.0, r
 
 
 # --- a refusal is its row's error; the run goes on (critique templates bind the rubric) ------

@@ -761,3 +761,27 @@ def test_models_are_read_only_and_hashable(otlp_trace: Trace) -> None:
     highlighted = {otlp_trace.find(status="error")[0]}
     assert [s.name for s in otlp_trace.walk() if s in highlighted] == ["execute_tool search_web"]
     assert {otlp_trace: "judged"}[load_traces(OTLP_FILE)[0]] == "judged"
+
+
+def test_tree_of_a_deep_chain_grows_with_its_length_not_its_square() -> None:
+    """Indentation stops growing (deeper spans show their depth): a 3,000-span chain would
+    otherwise print 9M characters of indentation (and a 20,000-span one 400M)."""
+    t0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    chain = Trace(
+        Span(
+            trace_id="t",
+            span_id=f"s{i}",
+            parent_id=f"s{i - 1}" if i else None,
+            name=f"step {i}",
+            kind="CHAIN",
+            start=t0,
+            end=t0,
+        )
+        for i in range(3000)
+    )
+    lines = chain.tree().split("\n")
+    assert len(lines) == 3000 and len(chain.tree()) < 3000 * 120
+    assert lines[1].startswith("  CHAIN 'step 1'")
+    deep = lines[2999]
+    assert deep.lstrip(" ").startswith("[depth 2999] CHAIN 'step 2999'") and len(deep) < 200
+    assert list(chain.outline()) == lines

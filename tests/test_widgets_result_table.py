@@ -278,6 +278,35 @@ def test_csv_export_defuses_spreadsheet_formulas() -> None:
     assert '"[{""name"": ""a"", ""level"": 1}]"' in text
 
 
+def test_csv_export_defuses_formulas_in_the_header_row() -> None:
+    """Column names are the data's and metric names a config's: someone else's text too."""
+    import csv
+    import io
+
+    import pandas as pd
+
+    names = ['=HYPERLINK("evil.example","x")', "@SUM(A1)", "+1", "-2", "\tx", "\rx"]
+    frame = pd.DataFrame({name: ["v"] for name in names})
+    frame["=cmd|' -C calc'!A0/score"] = [0.5]  # a metric named like a formula
+    frame["prompt"] = ["plain"]
+    columns = [*names, "=cmd|' -C calc'!A0/score", "prompt"]
+    header = next(csv.reader(io.StringIO(ResultTable(frame, columns=columns).export("csv"))))
+    assert header[1:] == ["'" + name for name in columns[:-1]] + ["prompt"]
+    assert header[0] == "index"
+
+
+def test_csv_export_quotes_line_breaks_so_no_cell_starts_a_row() -> None:
+    """A CR inside a cell must not end the row: the text after it would be a new row's first
+    cell, undefused, in a spreadsheet that splits rows on CR."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"prompt": ['ok\r=HYPERLINK("evil.example","x")', "a\nb"]})
+    text = ResultTable(frame, columns=["prompt"]).export("csv")
+    rows = text.split("\r\n")
+    assert rows[1] == '0,"ok\r=HYPERLINK(""evil.example"",""x"")"'
+    assert rows[2] == '1,"a\nb"'
+
+
 def test_charts_count_scores_and_criteria_of_the_filtered_rows() -> None:
     table = ResultTable(pointwise_result(30))
     (chart,) = table.charts()

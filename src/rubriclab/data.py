@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from .files import error_text
 from .rubric import Rubric
 
 __all__ = [
@@ -465,5 +466,8 @@ def rubric_cell(value: Any, where: str, column: str) -> Rubric | None:
                 return Rubric.checklist(json.loads(text))
             return Rubric.from_yaml_text(text)  # a cell is text, never a path
     except (ValueError, TypeError) as exc:
-        raise DataError(f"{where}, column {column!r}: not a valid rubric: {exc}") from None
+        # the cell is someone else's text: say what is wrong without writing it out again
+        raise DataError(
+            f"{where}, column {column!r}: not a valid rubric: {error_text(exc)}"
+        ) from None
     return None

@@ -25,12 +25,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import reprlib
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import yaml
+from pydantic import ValidationError
 
 __all__ = [
     "PathOutsideError",
@@ -38,8 +40,10 @@ __all__ = [
     "atomic_path",
     "atomic_write_text",
     "atomic_writer",
+    "error_text",
     "load_yaml",
     "resolve_inside",
+    "short_repr",
 ]
 
 # -- paths confined to a folder ---------------------------------------------------------------
@@ -175,12 +179,118 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
+#: what aliases may add to a YAML text's own size, in items and characters
+MAX_YAML_EXPANSION = 100_000
+
+
 def load_yaml(text: str) -> Any:
-    """Parse ``text`` (one document) safely with YAML 1.2 scalars; errors name the line."""
+    """Parse ``text`` (one document) safely with YAML 1.2 scalars; errors name the line.
+
+    Aliases are measured before anything is built: a few lines of ``&a`` / ``*a`` can stand
+    for a billion items (the "billion laughs"), which costs nothing to load but everything to
+    validate, print or write out. Text whose aliases would expand it past its own size plus
+    :data:`MAX_YAML_EXPANSION` items and characters, or that refers to itself, is refused.
+    """
+    loader = _Loader(text)
     try:
-        return yaml.load(text, Loader=_Loader)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, 2 * len(text) + MAX_YAML_EXPANSION)
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise YamlError(str(problem), line) from None
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: yaml.Node, limit: int) -> None:
+    """Refuse a document whose aliases expand it past ``limit`` items and characters.
+
+    Each node is measured once (its size remembered), so the check costs the size of the text,
+    not of what it stands for."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[yaml.Node] = [root]
+    while stack:
+        node = stack[-1]
+        key = id(node)
+        if key in sizes:
+            stack.pop()
+            continue
+        parts = _node_parts(node)
+        if key not in open_:
+            open_.add(key)
+            waiting = [p for p in parts if id(p) not in sizes]
+            for part in waiting:
+                if id(part) in open_:
+                    raise YamlError(
+                        f"an alias refers to the list or mapping that holds it (line "
+                        f"{part.start_mark.line + 1}); rubriclab reads no self-referring YAML",
+                        node.start_mark.line + 1,
+                    )
+            if waiting:
+                stack.extend(waiting)
+                continue
+        stack.pop()
+        open_.discard(key)
+        size = 1 + (len(node.value) if isinstance(node, yaml.ScalarNode) else 0)
+        size += sum(sizes[id(p)] for p in parts)
+        if size > limit:
+            raise YamlError(
+                f"aliases (*name) expand this YAML to more than {limit:,} items and characters; "
+                "write the repeated parts out, or repeat less",
+                node.start_mark.line + 1,
+            )
+        sizes[key] = size
+
+
+def _node_parts(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+# -- error messages about someone else's data ---------------------------------------------------
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 2
+_SHORT.maxdict = _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = _SHORT.maxfrozenset = 4
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlong = 40
+
+MAX_ERROR_ITEMS = 5  # problems one error message lists before "and N more"
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for an error message: a few items, a few levels, at most ``limit``
+    characters, built without ever writing the whole value out (a value read from YAML with
+    aliases can stand for a billion items)."""
+    text = _SHORT.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def error_text(exc: BaseException, limit: int = 1_000) -> str:
+    """One line saying why data did not validate, never repeating the data itself.
+
+    ``str()`` of a pydantic ``ValidationError`` writes the repr of every bad input in full
+    before it shortens it (and names pydantic's types and URLs); this says where and what, one
+    problem after another. Any other error's text is cut at ``limit`` characters."""
+    if isinstance(exc, ValidationError):
+        errors = exc.errors(include_url=False, include_input=False, include_context=False)
+        lines = []
+        for error in errors[:MAX_ERROR_ITEMS]:
+            where = ".".join(str(part) for part in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            lines.append(f"{where}: {message}" if where else message)
+        if len(errors) > MAX_ERROR_ITEMS:
+            lines.append(f"and {len(errors) - MAX_ERROR_ITEMS:,} more problems")
+        text = "; ".join(lines)
+    else:
+        text = str(exc)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .files import short_repr
+
 __all__ = ["did_you_mean", "explain", "key_path", "problems"]
 
 #: pydantic error types -> what a person is told ({input} is the value they wrote)
@@ -119,7 +121,11 @@ def _plain_message(error: Any) -> str:
     ctx = dict(error.get("ctx") or {})
     value = error.get("input")
     shown = (
-        "nothing" if value is None else repr(value) if not isinstance(value, dict) else "a mapping"
+        "nothing"
+        if value is None
+        else short_repr(value)
+        if not isinstance(value, dict)
+        else "a mapping"
     )
     if isinstance(value, list):
         shown = "a list"

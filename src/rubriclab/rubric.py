@@ -41,7 +41,7 @@ from pydantic import (
     model_validator,
 )
 
-from .files import YamlError, atomic_write_text, load_yaml
+from .files import YamlError, atomic_write_text, load_yaml, short_repr
 from .plain_errors import did_you_mean, explain
 from .scale import parse_fraction
 from .scoring import Score
@@ -546,7 +546,7 @@ def _levels_from(crit_name: str, levels: Any, where: str | None = None) -> list[
                 score = int(key)
             except (TypeError, ValueError):
                 raise RubricError(
-                    f"criterion {crit_name!r}: level key {key!r} is not an integer score"
+                    f"criterion {crit_name!r}: level key {short_repr(key)} is not an integer score"
                 ) from None
             out.append(Level(score=score, descriptor=str(descriptor)))
         return out
@@ -561,7 +561,8 @@ def _levels_from(crit_name: str, levels: Any, where: str | None = None) -> list[
                     out.append(Level.model_validate(item))
             else:
                 raise RubricError(
-                    f"criterion {crit_name!r}: each level needs a score and a descriptor, got {item!r}"
+                    f"criterion {crit_name!r}: each level needs a score and a descriptor, "
+                    f"got {short_repr(item)}"
                 )
         return out
     raise RubricError(f"criterion {crit_name!r}: levels must be a count, list or mapping")
@@ -576,7 +577,9 @@ def _criterion_from_item(index: int, item: Any) -> Any:
         if "question" in item and "description" not in item:
             item["description"] = item.pop("question")
         if "levels" in item and not _is_level_list(item["levels"]):
-            item["levels"] = _levels_from(str(item.get("name", f"q{index}")), item["levels"])
+            name = item.get("name", f"q{index}")
+            label = name if isinstance(name, str) else short_repr(name)
+            item["levels"] = _levels_from(label, item["levels"])
         if isinstance(item.get("critical"), bool):
             item["critical"] = 1 if item["critical"] else None
     return item

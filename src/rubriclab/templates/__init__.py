@@ -38,6 +38,7 @@ import datetime as _dt
 import enum
 import functools
 import json
+import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
@@ -63,6 +64,7 @@ from .limits import (
     MAX_ITEMS,
     MAX_LOOP_STEPS,
     MAX_RANGE,
+    MAX_RENDER_BUILT,
     MAX_TREE,
     Budget,
     bounded_str,
@@ -70,6 +72,9 @@ from .limits import (
     check_items,
     check_result,
     check_tree,
+    check_work,
+    checked_iter,
+    data_size,
     refuse,
     replace_size,
     str_method,
@@ -210,14 +215,27 @@ def tojson(value: Any, indent: int | None = None, max_chars: int | None = None) 
         not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 1
     ):
         raise ValueError(f"tojson max_chars must be a positive integer, got {max_chars!r}")
-    if isinstance(value, View) or value is None or isinstance(value, (str, int, float)):
-        # one bound value: its JSON is as big as the caller's data, never grown by the template
+    # measured first, counting what it repeats: data read from YAML with aliases is small in
+    # memory and huge as JSON, and pydantic would write each model's JSON whole
+    items, chars = data_size(value, MAX_TREE, MAX_RENDER_BUILT)
+    big = items > MAX_TREE or chars > MAX_RENDER_BUILT
+    if max_chars is None and (big or chars > MAX_BUILT_CHARS):
+        raise refuse(
+            f"tojson would write more than {MAX_BUILT_CHARS:,} characters (counting what the "
+            "value repeats); templates may build at most that: cap it with tojson(max_chars=N)"
+        )
+    if not big and (
+        isinstance(value, View) or value is None or isinstance(value, (str, int, float))
+    ):
+        # one bound value of bounded size: written whole, at the JSON encoder's speed
         text = json.dumps(value, indent=indent, ensure_ascii=False, default=_json_default)
         return _cut(text, len(text), max_chars)
-    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, default=_json_default)
+    # written piece by piece, and stopped once the cut is known
+    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, default=_streamed_default)
     keep = MAX_BUILT_CHARS if max_chars is None else min(max_chars, MAX_BUILT_CHARS)
     parts: list[str] = []
     kept = total = 0
+    exact = True
     for n, chunk in enumerate(encoder.iterencode(value)):
         total += len(chunk)
         if kept <= keep:
@@ -225,18 +243,40 @@ def tojson(value: Any, indent: int | None = None, max_chars: int | None = None) 
             kept += len(chunk)
         elif max_chars is None:
             check_chars(total, "tojson")
+        elif big or total > _TOJSON_COUNT_LIMIT:  # enough to say how much was left out
+            exact = False
+            break
         if n % 64 == 0:
             tick()
-    return _cut("".join(parts), total, max_chars)
+    return _cut("".join(parts), total, max_chars, exact=exact)
 
 
-def _cut(text: str, total: int, max_chars: int | None) -> str:
+def _streamed_default(obj: Any) -> Any:
+    """:func:`_json_default` for a value written piece by piece: mappings and lists stream, but
+    pydantic writes a model's JSON whole, so a model that repeats its parts is refused."""
+    target = unwrap(obj)
+    if isinstance(target, BaseModel):
+        items, chars = data_size(target, MAX_TREE, MAX_RENDER_BUILT)
+        if items > MAX_TREE or chars > MAX_RENDER_BUILT:
+            raise refuse(
+                f"tojson would write a {type(target).__name__} of more than {MAX_TREE:,} items "
+                f"or {MAX_RENDER_BUILT:,} characters counting what it repeats"
+            )
+    return _json_default(obj)
+
+
+_TOJSON_COUNT_LIMIT = 2 * MAX_BUILT_CHARS  # tojson(max_chars=) stops measuring what it omits here
+
+
+def _cut(text: str, total: int, max_chars: int | None, *, exact: bool = True) -> str:
     """``text`` (the first part of ``total`` characters of JSON), cut at ``max_chars``."""
     if max_chars is not None and total > max_chars:
-        return (
-            f"{text[:max_chars]} …[truncated by tojson(max_chars={max_chars}): "
-            f"{total - max_chars:,} of {total:,} characters omitted]"
+        omitted = (
+            f"{total - max_chars:,} of {total:,} characters omitted"
+            if exact
+            else f"over {max(total, MAX_TREE):,} characters in all; the rest omitted"
         )
+        return f"{text[:max_chars]} …[truncated by tojson(max_chars={max_chars}): {omitted}]"
     check_chars(total, "tojson")
     return text
 
@@ -302,10 +342,44 @@ def _filter_wordwrap(
     sep = environment.newline_sequence if wrapstring is None else _text(wrapstring, "wordwrap")
     if not isinstance(width, int) or width < 1:
         raise ValueError(f"wordwrap width must be a positive integer, got {width!r}")
+    _check_wrap_work(text, width)
     # every line but the last is at least width/2 characters long (or ends a paragraph)
     lines = 2 * len(text) // width + text.count("\n") + 2
     check_chars(len(text) + lines * len(sep), "wordwrap")
     return jfilters.do_wordwrap(environment, text, width, break_long_words, sep, break_on_hyphens)
+
+
+MAX_WORDWRAP_WORK = 10_000_000_000  # character copies one wordwrap may cost (about 0.3 s)
+_WRAP_SPACE_COST = 50  # textwrap re-strips a long run of spaces once per line it would fill
+
+
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # where str.splitlines() cuts
+
+
+@functools.lru_cache(maxsize=64)
+def _long_runs(width: int) -> re.Pattern[str]:
+    """Runs of spaces (within a line) or of other characters longer than ``width``."""
+    n = width + 1
+    return re.compile(rf"[^\S{_LINE_BREAKS}]{{{n},}}|\S{{{n},}}")
+
+
+def _check_wrap_work(text: str, width: int) -> None:
+    """Refuse a wrap that would take seconds: Python's textwrap cuts a run longer than
+    ``width`` one line at a time, copying (and, for spaces, re-scanning) the rest of the run
+    each time, so a run of length L costs about L * L / width."""
+    if len(text) <= width:
+        return
+    work = 0
+    for run in _long_runs(width).finditer(text):
+        size = run.end() - run.start()
+        weight = _WRAP_SPACE_COST if text[run.start()].isspace() else 1
+        work += size * size // width * weight
+    if work > MAX_WORDWRAP_WORK:
+        raise refuse(
+            f"wordwrap({width}) of this text would take too long: it has runs (of spaces or "
+            "of other characters) without a break, much longer than the width; wrap at a "
+            "larger width or shorten the runs"
+        )
 
 
 def _filter_batch(value: Iterable[Any], linecount: int, fill_with: Any = None) -> Any:
@@ -357,6 +431,11 @@ def _filter_round(value: float, precision: int = 0, method: str = "common") -> f
 
 @jinja2.pass_eval_context
 def _filter_list(eval_ctx: jinja2.nodes.EvalContext, value: Any) -> list[Any]:
+    return _as_list(value)
+
+
+def _as_list(value: Any) -> list[Any]:
+    """The items of ``value`` in a list, refused past :data:`MAX_ITEMS` as it is read."""
     if isinstance(value, Sized):
         check_items(len(value), "list")
     out = []
@@ -388,14 +467,39 @@ def _text_first(name: str) -> Callable[..., Any]:
 
 
 def _guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Every filter checks the deadline before it runs and the size of what it returns."""
+    """Every filter checks the deadline before it runs and the size of what it returns; a lazy
+    result (``batch``, ``map``, ``select``...) is checked item by item as it is read."""
 
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         tick()
-        return check_result(fn(*args, **kwargs), name)
+        result = fn(*args, **kwargs)
+        if isinstance(result, Iterator):
+            return checked_iter(result, name)
+        return check_result(result, name)
 
     return guarded
+
+
+def _comparing(name: str) -> Callable[..., Any]:
+    """``sort``, ``unique``, ``min``, ``max``, ``groupby``, ``dictsort``: their input is measured
+    first (counting repeats) and refused when comparing it would cost more than the budget. Each
+    also lower-cases every text item it compares (``case_sensitive=False``): a list holding one
+    long string 100,000 times would otherwise build 100,000 long strings."""
+    original = jfilters.FILTERS[name]
+    at = 1 if getattr(original, "jinja_pass_arg", None) is not None else 0
+
+    @functools.wraps(original)
+    def comparing(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > at:
+            value = args[at]
+            if not isinstance(value, (list, tuple, dict, View)):  # lazy: read it, checked
+                value = _as_list(value)
+                args = (*args[:at], value, *args[at + 1 :])
+            check_work(value, name)
+        return original(*args, **kwargs)
+
+    return comparing
 
 
 _PLAIN_FILTERS = [
@@ -403,31 +507,27 @@ _PLAIN_FILTERS = [
     "count",
     "d",
     "default",
-    "dictsort",
     "first",
     "float",
-    "groupby",
     "int",
     "items",
     "last",
     "length",
     "map",
-    "max",
-    "min",
     "reject",
     "rejectattr",
     "reverse",
     "select",
     "selectattr",
-    "sort",
-    "unique",
 ]
+_COMPARING_FILTERS = ["dictsort", "groupby", "max", "min", "sort", "unique"]
 _TEXT_FILTERS = ["capitalize", "lower", "title", "trim", "truncate", "upper", "wordcount"]
 
 _RAW_FILTERS: dict[str, Callable[..., Any]] = {
     name: jfilters.FILTERS[name] for name in _PLAIN_FILTERS
 }
 _RAW_FILTERS.update({name: _text_first(name) for name in _TEXT_FILTERS})
+_RAW_FILTERS.update({name: _comparing(name) for name in _COMPARING_FILTERS})
 _RAW_FILTERS.update(
     {
         "replace": _filter_replace,
@@ -451,19 +551,30 @@ _FILTERS: dict[str, Callable[..., Any]] = {
 ALLOWED_FILTERS: frozenset[str] = frozenset(_FILTERS)
 
 
-def _guarded_test(fn: Callable[..., Any]) -> Callable[..., Any]:
+#: tests that compare their value with their argument (``is eq``, ``is in``, ``is lt``...)
+_COMPARING_TESTS = frozenset(
+    {"eq", "equalto", "==", "ne", "!=", "lt", "lessthan", "<", "le", "<=", "gt", "greaterthan"}
+    | {">", "ge", ">=", "in", "sameas"}
+)
+
+
+def _guarded_test(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def guarded(value: Any, *args: Any) -> Any:
         tick()
         if fn in (jtests.test_lower, jtests.test_upper):
             value = _text(value, "a lower/upper test")
+        if name in _COMPARING_TESTS and name != "sameas":
+            check_work(value, f"the '{name}' test")
+            for arg in args:
+                check_work(arg, f"the '{name}' test")
         return fn(value, *args)
 
     return guarded
 
 
 _TESTS: dict[str, Callable[..., Any]] = {
-    name: _guarded_test(cast("Callable[..., Any]", fn)) for name, fn in jtests.TESTS.items()
+    name: _guarded_test(name, cast("Callable[..., Any]", fn)) for name, fn in jtests.TESTS.items()
 }
 
 
@@ -519,6 +630,19 @@ class _GuardedCodeGenerator(CodeGenerator):
         self.write("environment.guarded_literal(")
         super().visit_Dict(node, frame)
         self.write(")")
+
+    def visit_Compare(self, node: jinja2.nodes.Compare, frame: Frame) -> None:
+        """``a == b``, ``a in b``, ``a < b < c``: each comparison through the sandbox, which
+        measures its operands first (a chain keeps Python's meaning: each operand once)."""
+        ops = ", ".join(repr(op.op) for op in node.ops)
+        self.write(f"environment.guarded_compare(({ops},), (")
+        self.visit(node.expr, frame)
+        self.write(", ")
+        for op in node.ops:
+            self.write("lambda: ")
+            self.visit(op.expr, frame)
+            self.write(", ")
+        self.write("))")
 
     def visit_Tuple(self, node: jinja2.nodes.Tuple, frame: Frame) -> None:
         if node.ctx != "load":  # an unpacking target: ``{% for a, b in ... %}``
@@ -719,6 +843,25 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         check_result(joined, "'~'")
         return joined
 
+    def guarded_compare(self, ops: tuple[str, ...], operands: tuple[Any, ...]) -> Any:
+        """A chain of comparisons, each refused when its operands are too big to compare.
+
+        ``operands`` is the first value and then one thunk per comparison, so ``a < b < c``
+        still reads ``c`` only when ``a < b`` holds, as Python and Jinja do."""
+        tick()
+        left = operands[0]
+        result: Any = True
+        for op, thunk in zip(ops, operands[1:], strict=True):
+            right = thunk()
+            for side in (left, right):
+                if not isinstance(side, str):  # text compares in linear time
+                    check_work(side, f"'{_COMPARE_SYMBOLS.get(op, op)}'")
+            result = _COMPARE[op](left, right)
+            if not result:
+                return result
+            left = right
+        return result
+
     def guarded_literal(self, value: Any) -> Any:
         """A list, tuple or dict written in the template, counted like any built value."""
         tick()
@@ -739,6 +882,28 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 )
             tick()
             yield item
+
+
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "lteq": operator.le,
+    "gt": operator.gt,
+    "gteq": operator.ge,
+    "in": lambda a, b: a in b,
+    "notin": lambda a, b: a not in b,
+}
+_COMPARE_SYMBOLS = {
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "lteq": "<=",
+    "gt": ">",
+    "gteq": ">=",
+    "in": "in",
+    "notin": "not in",
+}
 
 
 def _is_int(value: Any) -> bool:

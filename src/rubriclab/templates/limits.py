@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
+from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any
 
 from jinja2.exceptions import SecurityError
+from jinja2.runtime import LoopContext
+from pydantic import BaseModel
 
-from .values import SafeCall, View
+from .values import SafeCall, View, text_lines, unwrap
 
 __all__ = [
     "DEFAULT_RENDER_TIMEOUT",
@@ -37,6 +40,9 @@ __all__ = [
     "check_items",
     "check_result",
     "check_tree",
+    "check_work",
+    "checked_iter",
+    "data_size",
     "refuse",
     "str_method",
     "tick",
@@ -136,30 +142,211 @@ def check_int(value: int, what: str) -> None:
         )
 
 
-def tree_units(value: Any, limit: int = MAX_TREE) -> int:
+def tree_units(value: Any, limit: int = MAX_TREE, *, views: bool = False) -> int:
     """Size of a value counted as if nothing were shared: characters of strings, one per item.
 
-    Stops counting past ``limit``: comparing, hashing, sorting or printing a value costs at most
-    this much, so a small list that repeats a big one many times is refused here.
+    Comparing, hashing, sorting or printing a value costs this much, so a small list that
+    repeats a big one many times is refused on it. With ``views``, bound sequences and mappings
+    (the caller's data) are counted through too: data read from YAML with aliases repeats its
+    parts the same way. The answer is exact up to ``limit`` and some number past it beyond.
     """
-    total = 0
-    stack = [value]
+    if isinstance(value, str):
+        return len(value) + 1
+    items, chars = _expanded(value, limit, deep=views)
+    return items + chars
+
+
+def data_size(value: Any, max_items: int, max_chars: int) -> tuple[int, int]:
+    """(items, characters) of ``value`` counted as if nothing were shared, through bound views,
+    pydantic models, dataclasses, mappings and sequences: what JSON of it would hold.
+
+    Data read from YAML with aliases (or any structure that repeats a part) is counted at its
+    full, repeated size: writing it out would cost that much, however little memory it takes.
+    Past either limit the counts are only known to be over it.
+    """
+    return _expanded(value, max(max_items, max_chars), deep=True)
+
+
+_HUGE = 1 << 62  # counts stop growing here (a chain of aliases can describe 10**100 items)
+
+
+def _expanded(value: Any, limit: int, *, deep: bool) -> tuple[int, int]:
+    """(items, characters) of ``value`` with every repeat counted, in time linear in the
+    distinct containers it holds: each container is measured once and its size remembered, so
+    a YAML alias bomb of a billion items is measured in a few dozen steps. A container that
+    holds itself counts as over any limit. Stops early once the distinct parts alone are over
+    ``limit``."""
+    root = unwrap(value) if deep else value
+    holds = _DEEP if deep else _SHALLOW
+    if _kind(type(root)) not in holds:
+        return 1, len(root) if isinstance(root, str) else 0
+    if deep:  # most values a template is given are small: counted plainly, it costs less
+        quick = _small(root, _QUICK_ITEMS)
+        if quick is not None:
+            return quick
+    sizes: dict[int, tuple[int, int]] = {}
+    open_: dict[int, list[Any]] = {}  # containers being measured: what each holds
+    stack = [root]
+    seen = 0
     while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            total += len(item) + 1
-        elif isinstance(item, (list, tuple)):
-            total += len(item) + 1
-            stack.extend(item)
-        elif isinstance(item, dict):
-            total += 2 * len(item) + 1
-            stack.extend(item.keys())
-            stack.extend(item.values())
+        obj = stack[-1]
+        key = id(obj)
+        if key in sizes:
+            stack.pop()
+            continue
+        parts = open_.get(key)
+        if parts is None:
+            parts = _parts(obj, deep)
+            open_[key] = parts
+            seen += len(parts) + 1
+            if seen > limit:
+                return seen, 0
+            if (len(open_) + len(sizes)) & 0x3FF == 0:
+                tick()
+            waiting = []
+            for part in parts:
+                if _kind(type(part)) in holds and id(part) not in sizes:
+                    if id(part) in open_:
+                        return _HUGE, 0  # it holds itself
+                    waiting.append(part)
+            if waiting:
+                stack.extend(waiting)
+                continue
+        stack.pop()
+        del open_[key]
+        items, chars = 1, 0
+        for part in parts:
+            if type(part) is str:
+                items += 1
+                chars += len(part)
+                continue
+            measured = sizes.get(id(part))  # only containers are measured (and all of them)
+            if measured is None:
+                items += 1
+                if isinstance(part, str):
+                    chars += len(part)
+            else:
+                items += measured[0]
+                chars += measured[1]
+        sizes[key] = (min(items, _HUGE), min(chars, _HUGE))
+    return sizes[id(root)]
+
+
+_QUICK_ITEMS = 4_096
+
+
+def _small(root: Any, budget: int) -> tuple[int, int] | None:
+    """(items, characters) of ``root`` counted item by item, or None past ``budget`` items."""
+    items = chars = 0
+    stack = [root]
+    kinds = _KINDS
+    while stack:
+        obj = stack.pop()
+        items += 1
+        kind_of = type(obj)
+        if kind_of is str:
+            chars += len(obj)
+            continue
+        kind = kinds.get(kind_of)
+        if kind is None:
+            kind = _kind(kind_of)
+        if kind == _LEAF:
+            if isinstance(obj, str):
+                chars += len(obj)
+            continue
+        if items > budget:
+            return None
+        if kind == _VIEW:
+            items -= 1
+            stack.append(unwrap(obj))
+        elif kind in (_SEQ, _SET):
+            stack.extend(obj)
+        elif kind in (_DICT, _MAPPING):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif kind == _MODEL:
+            stack.extend(obj.__dict__.values())
         else:
-            total += 1
-        if total > limit:
-            return total
-    return total
+            stack.extend(getattr(obj, f.name) for f in dataclasses.fields(obj))
+    return items, chars
+
+
+# what a value is to the measure: its type's kind, worked out once per type
+_LEAF, _SEQ, _DICT, _SET, _MAPPING, _MODEL, _DATACLASS, _VIEW = range(8)
+_SHALLOW = frozenset({_SEQ, _DICT})  # what templates build
+_DEEP = frozenset({_SEQ, _DICT, _SET, _MAPPING, _MODEL, _DATACLASS})  # and what they are given
+_KINDS: dict[type, int] = {str: _LEAF, int: _LEAF, float: _LEAF, bool: _LEAF, list: _SEQ}
+_KINDS[type(None)] = _LEAF
+
+
+def _kind(kind: type) -> int:
+    found = _KINDS.get(kind)
+    if found is not None:
+        return found
+    if issubclass(kind, View):
+        found = _VIEW
+    elif issubclass(kind, (list, tuple)):
+        found = _SEQ
+    elif issubclass(kind, dict):
+        found = _DICT
+    elif issubclass(kind, (set, frozenset)):
+        found = _SET
+    elif issubclass(kind, Mapping):
+        found = _MAPPING
+    elif issubclass(kind, BaseModel):
+        found = _MODEL
+    elif dataclasses.is_dataclass(kind):
+        found = _DATACLASS
+    else:
+        found = _LEAF
+    if len(_KINDS) < 10_000:
+        _KINDS[kind] = found
+    return found
+
+
+def _parts(obj: Any, deep: bool) -> list[Any]:
+    """What a container holds (a mapping's keys and values), views unwrapped when ``deep``."""
+    kind = _kind(type(obj))
+    if kind in (_SEQ, _SET):
+        parts = list(obj)
+    elif kind in (_DICT, _MAPPING):
+        parts = [*obj.keys(), *obj.values()]
+    elif kind == _MODEL:
+        parts = list(obj.__dict__.values())
+    else:
+        parts = [getattr(obj, f.name) for f in dataclasses.fields(obj)]
+    if deep:
+        return [unwrap(p) if isinstance(p, View) else p for p in parts]
+    return parts
+
+
+def check_work(value: Any, what: str) -> None:
+    """Refuse to compare, sort or hash ``value`` when that would cost more than the budget.
+
+    Sorting, ``unique``, ``max``, ``==`` and ``in`` cost up to the size of what they compare,
+    counted with every repeat (a list holding one long string 100,000 times compares 100,000
+    long strings); that size must stay under :data:`MAX_TREE` like any value a template builds.
+    """
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        if isinstance(value, str) and len(value) > MAX_TREE:
+            raise refuse(
+                f"{what} would compare a string of {len(value):,} characters; templates may "
+                f"compare at most {MAX_TREE:,}"
+            )
+        return
+    if tree_units(value, views=True) > MAX_TREE:
+        raise refuse(
+            f"{what} would compare a value of more than {MAX_TREE:,} characters and items "
+            "counting what it repeats; templates must stay small"
+        )
+
+
+def checked_iter(items: Iterable[Any], what: str) -> Iterator[Any]:
+    """A filter's lazy output (``batch``, ``map``, ``select``...), each item checked as it comes:
+    ``batch(100000, s)`` fills rows with 100,000 references to ``s``, counted at full size."""
+    for item in items:
+        tick()
+        yield check_result(item, what)
 
 
 def check_tree(value: Any, what: str) -> Any:
@@ -221,13 +408,41 @@ def bounded_str(value: Any, what: str = "text of a value", limit: int = MAX_BUIL
         return value
     if value is None or isinstance(value, (bool, int, float)):
         return str(value)
-    if isinstance(value, (list, tuple, dict)):
+    if isinstance(value, (list, tuple, dict)) or (
+        isinstance(value, View) and isinstance(unwrap(value), (list, tuple, dict))
+    ):
+        # bound data is written piece by piece too: YAML aliases can make it huge as text
         writer = _Writer(limit, what)
-        _write_repr(value, writer)
+        _write_repr(unwrap(value), writer)
         return "".join(writer.parts)
+    if isinstance(value, View):
+        lines = text_lines(value)
+        if lines is not None:  # a trace's outline: stopped as soon as it is too long
+            writer = _Writer(limit, what)
+            for n, line in enumerate(lines):
+                if n:
+                    writer.add("\n")
+                writer.add(line)
+                tick()
+            return "".join(writer.parts)
+    else:
+        _refuse_unprintable(value)
     text = str(value)
     check_chars(len(text), what)
     return text
+
+
+def _refuse_unprintable(value: Any) -> None:
+    """Functions and lazy sequences print as Python's ``<... at 0x7f...>``: a memory address
+    in a prompt, never what the author meant. Say what to write instead."""
+    if isinstance(value, Iterator) and not isinstance(value, LoopContext):
+        raise refuse(
+            "a lazy sequence (the output of batch, map, select...) cannot be printed; "
+            "add | list, or | join(', ')"
+        )
+    if isinstance(value, (FunctionType, BuiltinFunctionType, MethodType)):
+        name = getattr(value, "__name__", "function").lstrip("_").removeprefix("bounded_")
+        raise refuse(f"{name} is a function: call it, e.g. {name}(3), rather than print it")
 
 
 def _write_repr(value: Any, out: _Writer) -> None:
@@ -262,6 +477,7 @@ def _write_repr(value: Any, out: _Writer) -> None:
             text = repr(item)
             out.add(text)
         else:
+            _refuse_unprintable(item)
             out.add(repr(item))
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "bind",
     "member",
     "refuse_member",
+    "text_lines",
     "unwrap",
 ]
 
@@ -182,6 +183,24 @@ def bind(value: Any) -> Any:
     if type(value).__module__.split(".")[0] in ("numpy", "pandas") and hasattr(value, "tolist"):
         return bind(value.tolist())  # an array cell (parquet list columns) or a Series
     return OpaqueView(value)
+
+
+def text_lines(view: View) -> Iterator[str] | None:
+    """The printed text of a view whose text is long enough to build line by line (a trace's
+    outline), or None when ``str()`` of it is as small as the value itself."""
+    obj = view._obj
+    trace = _trace_type()
+    if isinstance(obj, trace):
+        lines: Iterator[str] = obj.outline()
+        return lines
+    return None
+
+
+@functools.cache
+def _trace_type() -> Any:
+    from ..traces import Trace
+
+    return Trace
 
 
 def unwrap(value: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ from ._formats import (
     _spans_from_payload,
 )
 from ._model import Span, TokenUsage, ToolCall, _io_previews, _ReadOnlyModel
+
+MAX_OUTLINE_INDENT = 32  # levels of indentation in Trace.tree(); deeper spans show their depth
 
 
 class Trace(_ReadOnlyModel):
@@ -219,7 +221,20 @@ class Trace(_ReadOnlyModel):
 
     def tree(self, width: int = 60) -> str:
         """The run as an indented outline, one ``Span.summary`` per line."""
-        return "\n".join("  " * self.depth(s) + s.summary(width) for s in self.walk())
+        return "\n".join(self.outline(width))
+
+    def outline(self, width: int = 60) -> Iterator[str]:
+        """The lines of :meth:`tree`, one at a time (printing can stop when it has enough).
+
+        Indentation stops growing at ``MAX_OUTLINE_INDENT`` levels and deeper spans show their
+        depth instead, so the outline grows with the number of spans, never with its square (a
+        20,000-span chain would otherwise indent its way to 400M characters)."""
+        for span in self.walk():
+            depth = self._depth[span.span_id]
+            pad = "  " * min(depth, MAX_OUTLINE_INDENT)
+            if depth > MAX_OUTLINE_INDENT:
+                pad += f"[depth {depth}] "
+            yield pad + span.summary(width)
 
     @unsafe
     def to_dataframe(self) -> pd.DataFrame:

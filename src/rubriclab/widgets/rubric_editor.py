@@ -17,6 +17,7 @@ import traitlets
 from pydantic import ValidationError
 
 from ..columns import RUBRIC, field_of
+from ..files import error_text
 from ..rubric import Rubric, RubricError
 from ._assets import EsmBundle
 from ._base import RubricView
@@ -162,7 +163,9 @@ class RubricEditor(RubricView):
                     else Rubric.from_yaml_text(value)
                 )
             except (RubricError, ValueError) as exc:
-                raise RubricError(f"row {label!r}, column {self._column!r}: {exc}") from None
+                raise RubricError(
+                    f"row {label!r}, column {self._column!r}: {error_text(exc)}"
+                ) from None
         if is_missing(value):
             raise RubricError(
                 f"row {label!r} has no rubric in column {self._column!r}: generate one "
