@@ -8,13 +8,26 @@ imports them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .calibration_view import CalibrationView
 from .comparison_view import comparison_mimebundle
 from .display import live_evaluate, result_mimebundle
 from .report import report_html
 
-__all__ = ["comparison_mimebundle", "live_evaluate", "report_html", "result_mimebundle"]
+__all__ = [
+    "calibration_view",
+    "comparison_mimebundle",
+    "live_evaluate",
+    "report_html",
+    "result_mimebundle",
+]
+
+
+def calibration_view(calibration: Any, title: str | None = None) -> CalibrationView:
+    """The view of ``rl.calibrate(result)``'s figures."""
+    return CalibrationView(calibration=calibration, title=title)
+
 
 if TYPE_CHECKING:  # mypy checks that this module is a Presentation
     from .. import result as _result
