@@ -169,6 +169,22 @@ def _parser() -> argparse.ArgumentParser:
         "(0.05 or 5%%; default 0); repeat for several metrics",
     )
 
+    review = sub.add_parser(
+        "review",
+        help="serve a result file as a web page where people label its rows",
+        description="Serve RESULTS (.jsonl or .parquet written by rubriclab) on 127.0.0.1 with a "
+        "random token in the URL; reviewers label rows in the browser (no Jupyter) and the "
+        "labels go to RESULTS' labels file (run.labels.jsonl), where load_result finds them.",
+    )
+    review.add_argument("results", help="the result file to review")
+    review.add_argument("--port", type=int, default=0, help="port (default: any free port)")
+    review.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    review.add_argument("--reviewer", help="the reviewer name labels get by default")
+
     sub.add_parser(
         "serve-fake-judge",
         help="serve a fake OpenAI-compatible judge on 127.0.0.1 (for tests and offline demos)",
@@ -243,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args.results, Path(args.output), args.title, args.fail_under)
         if args.command == "compare":
             return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
+        if args.command == "review":
+            return _review(args.results, args.host, args.port, args.reviewer)
     except KeyboardInterrupt:
         print("rubriclab: interrupted (finished judge calls are in the cache)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -256,6 +274,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE  # pragma: no cover - parser.error exits
+
+
+# -- review -------------------------------------------------------------------------------------
+
+
+def _review(results: str, host: str, port: int, reviewer: str | None) -> int:
+    import asyncio
+
+    from .result.labels import LabelError
+    from .review import ReviewServer, serve
+
+    if not 0 <= port <= 65535:
+        raise _CliError(f"--port must be between 0 and 65535, got {port}")
+    try:
+        server = ReviewServer(results, reviewer=reviewer)
+    except LabelError as exc:
+        raise _CliError(f"--reviewer: {exc}") from None
+
+    async def run() -> None:
+        runner = await serve(server, host, port)
+        print(f"rubriclab review: {server.result.row_count} rows of {results}", flush=True)
+        print(f"  open {server.url}", flush=True)
+        print("  (Ctrl+C stops; labels are saved as they are given)", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(run())
+    except OSError as exc:
+        raise _CliError(str(exc)) from None
+    return EXIT_OK
 
 
 # -- compare ------------------------------------------------------------------------------------

@@ -7,6 +7,6 @@ with a random token; labels land in the result's labels file beside it (see
 
 from __future__ import annotations
 
-from .server import ReviewServer, make_app, serve
+from .server import ReviewServer, make_app, running, serve
 
-__all__ = ["ReviewServer", "make_app", "serve"]
+__all__ = ["ReviewServer", "make_app", "running", "serve"]

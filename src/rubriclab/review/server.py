@@ -21,11 +21,13 @@ request, so two reviewers (or a notebook and a reviewer) never lose each other's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import secrets
 import socket
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ from ..widgets.labelling import (
     save_labels,
 )
 
-__all__ = ["ReviewServer", "make_app", "serve"]
+__all__ = ["ReviewServer", "make_app", "running", "serve"]
 
 #: where the build writes the bundles (js/build.mjs)
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -259,3 +261,39 @@ async def serve(server: ReviewServer, host: str = "127.0.0.1", port: int = 0) ->
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return runner
+
+
+@contextlib.contextmanager
+def running(
+    results: str | Path, *, host: str = "127.0.0.1", port: int = 0, **kwargs: Any
+) -> Iterator[ReviewServer]:
+    """The review page served from a background thread while the block runs (a notebook, a
+    test); ``server.url`` is the address with its token."""
+    server = ReviewServer(results, **kwargs)
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            holder["runner"] = loop.run_until_complete(serve(server, host, port))
+        except BaseException as exc:  # reported to the caller below
+            holder["error"] = exc
+            ready.set()
+            return
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(holder["runner"].cleanup())
+        loop.close()
+
+    thread = threading.Thread(target=main, name="rubriclab-review", daemon=True)
+    thread.start()
+    ready.wait()
+    if "error" in holder:
+        raise holder["error"]
+    try:
+        yield server
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
