@@ -353,3 +353,32 @@ def test_update_keeps_the_readers_columns_and_carries_live_rows() -> None:
     assert table.live["columns"] == table.visible and table.live["charts"][0]["scored"] == 11
     table.update(result, {"done": 20, "total": 20, "errors": 2, "state": "finished"})
     assert table.live is None and table.total == 20 and table.progress["state"] == "finished"
+
+
+def test_drill_down_labels_land_in_result_labels_and_disagree_filter() -> None:
+    from tests._view_data import pointwise_result
+
+    result = pointwise_result(10)
+    view = ResultTable(result)
+    view.reviewer = "ana"
+    assert view.labelling
+    form = view._label_form({"row": 1})["form"][0]
+    assert [q["criterion"] for q in form["questions"]] == ["overall", "accuracy", "deadline"]
+    assert form["questions"][0]["judge"] == "fail"
+    labels = [
+        {"metric": "support", "criterion": "overall", "value": "pass", "row": 1},
+        {"metric": "support", "criterion": "deadline", "value": "no", "row": 2},
+        {"metric": "support", "criterion": "overall", "value": "fail", "row": 3},
+    ]
+    assert view._save_labels({"labels": labels}) == {"saved": 3}
+    assert result.labels[["row", "value", "reviewer"]].values.tolist() == [
+        [1, "pass", "ana"],
+        [2, "no", "ana"],
+        [3, "fail", "ana"],
+    ]
+    # row 1: judge fail, person pass; row 2: judge yes on deadline, person no; row 3 agrees
+    page = view.page(0, 50, {"disagree": True})
+    assert [r[0] for r in page["rows"]] == [1, 2]
+    assert view.page(0, 50, {})["total"] == 10
+    with pytest.raises(ValueError, match="labels need an EvalResult"):
+        ResultTable(result.table)._label_form({"row": 0})
