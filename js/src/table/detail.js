@@ -11,7 +11,8 @@ import { createLabelForm } from "../lib/labels.js";
  */
 export function createDetail(ctx, grid) {
   const { model, state } = ctx;
-  const el = h("div", { class: "rl-detail", tabIndex: 0 });
+  // JupyterLab's own keys (j/k move cells, Enter edits) stay out of the labelling pane
+  const el = h("div", { class: "rl-detail", tabIndex: 0, "data-lm-suppress-shortcuts": "true", "data-p-suppress-shortcuts": "true" });
   /** @type {ReturnType<typeof createLabelForm> | null} */
   let form = null;
   let formSeq = 0;
