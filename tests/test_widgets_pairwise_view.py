@@ -46,3 +46,25 @@ def test_static_text_is_deterministic() -> None:
     assert text == repr(PairwiseView(pairwise_result(4)))
     assert text.splitlines()[0].startswith("pair: candidate wins 50% [")
     assert "orders agree: yes" in text
+
+
+def test_pairwise_labels_winners_beside_the_judge() -> None:
+    from rubriclab.result import LabelError
+    from tests._view_data import pairwise_result
+
+    result = pairwise_result(5)
+    view = PairwiseView(result, index=1)
+    view.reviewer = "ana"
+    assert view.labelling
+    form = view._label_form({"row": 1})["form"][0]
+    overall = form["questions"][0]
+    assert overall["allowed"] == ["candidate", "tie", "baseline"]
+    assert overall["judge"] == "candidate"
+    assert [q["judge"] for q in form["questions"][1:]] == ["candidate", "tie"]
+    saved = view._save_labels(
+        {"labels": [{"row": 1, "metric": "pair", "criterion": "overall", "value": "baseline"}]}
+    )
+    assert saved == {"saved": 1}
+    assert result.labels[["row", "value", "reviewer"]].values.tolist() == [[1, "baseline", "ana"]]
+    with pytest.raises(LabelError, match="'pass' is not one of candidate, tie, baseline"):
+        view._save_labels({"labels": [{"row": 1, "metric": "pair", "value": "pass"}]})

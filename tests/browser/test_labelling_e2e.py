@@ -41,7 +41,7 @@ KEYS = ["f", "p", "p", "f", "f", "f", "p", "f", "p", "f"]
 
 def test_keyboard_labels_survive_a_kernel_restart(lab: Lab, browser: Any) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    name = lab.write_notebook("labelling.ipynb", CELLS[:2] + ["# after the restart"])
+    name = lab.write_notebook("labelling.ipynb", [*CELLS[:2], "# after the restart"])
     context = browser.new_context(viewport={"width": 1400, "height": 1400})
     page = context.new_page()
     open_notebook(page, lab, name)
