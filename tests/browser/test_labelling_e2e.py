@@ -95,3 +95,49 @@ def test_keyboard_labels_survive_a_kernel_restart(lab: Lab, browser: Any) -> Non
     # 9 rows compared (row 6 is a judge error), 7 agree, kappa 0.5 (tests/test_calibration_people)
     assert f"LABELS 10 ['ana'] {values} (9, 7, 0.5)" in text, text
     context.close()
+
+
+def test_pairwise_view_labels_winners_with_the_keyboard(lab: Lab, browser: Any) -> None:
+    cells = [
+        "import rubriclab as rl\n"
+        "from tests._view_data import pairwise_result\n"
+        "pair = pairwise_result(6, xss=True)\n"
+        "view = rl.PairwiseView(pair)\n"
+        'view.reviewer = "bo"\n'
+        "view",
+        'print("PAIR", pair.labels[["row", "criterion", "value"]].values.tolist())',
+    ]
+    name = lab.write_notebook("pair_labelling.ipynb", cells)
+    context = browser.new_context(viewport={"width": 1400, "height": 1400})
+    page = context.new_page()
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    view = output_of(page, 0).locator(".rl-pairwise")
+    view.locator(".rl-label-form").wait_for(timeout=60_000)
+    view.locator(".rl-label-form .rl-h").click()  # the keyboard goes to the labelling pane
+    for i, key in enumerate(["b", "t", "c"]):
+        page.wait_for_function(
+            """(i) => {
+              const v = document.querySelector('.rl-pairwise');
+              return v && v.querySelector('.rl-pos')?.textContent.startsWith(`case ${i + 1} of`)
+                && v.querySelector('.rl-label-form') && v.contains(document.activeElement);
+            }""",
+            arg=i,
+        )
+        page.keyboard.press(key)
+        if i == 0:
+            page.keyboard.press("1")  # no level keys for a pairwise criterion: ignored
+            output_of(page, 0).screenshot(path=str(ARTIFACTS / "labelling_pairwise.png"))
+        page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('.rl-pairwise .rl-pos')?.textContent.startsWith('case 4 of')"
+    )
+    assert page.evaluate("window.__rl_pwned") is None
+    run_cell(page, 1)
+    out = output_of(page, 1)
+    out.locator("text=PAIR").wait_for(timeout=60_000)
+    assert (
+        "PAIR [[0, 'overall', 'baseline'], [1, 'overall', 'tie'], [2, 'overall', 'candidate']]"
+        in out.inner_text()
+    )
+    context.close()
