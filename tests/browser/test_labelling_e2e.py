@@ -141,3 +141,31 @@ def test_pairwise_view_labels_winners_with_the_keyboard(lab: Lab, browser: Any) 
         in out.inner_text()
     )
     context.close()
+
+
+def test_calibration_view_of_labels(lab: Lab, browser: Any) -> None:
+    cells = [
+        "import rubriclab as rl\n"
+        "from tests._view_data import pointwise_result, XSS\n"
+        "r = pointwise_result(10, xss=True)\n"
+        f"for i, v in enumerate({[{'f': 'fail', 'p': 'pass'}[k] for k in KEYS]!r}):\n"
+        "    r.label(i, v, reviewer='ana', comment=XSS[i % len(XSS)])\n"
+        "for i, v in enumerate(['fail', 'fail', 'pass', 'pass']):\n"
+        "    r.label(i, v, reviewer='bo')\n"
+        "rl.CalibrationView(rl.calibrate(r), title='Judge vs people')",
+    ]
+    name = lab.write_notebook("people_calibration.ipynb", cells)
+    context = browser.new_context(viewport={"width": 1300, "height": 1200})
+    page = context.new_page()
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    view = output_of(page, 0).locator(".rl-people")
+    view.wait_for(timeout=60_000)
+    row = view.locator('.rl-people-table tr[data-criterion="overall"]')
+    # ana and bo split on rows 1 and 3; the 7 compared rows agree on 6 (tests/test_calibration_people)
+    assert "86% (6/7)" in row.inner_text()
+    assert "2/4" in row.inner_text()
+    assert view.locator(".rl-people-disagreement").count() == 1  # row 4
+    assert page.evaluate("window.__rl_pwned") is None
+    output_of(page, 0).screenshot(path=str(ARTIFACTS / "calibration_people.png"))
+    context.close()
