@@ -12,6 +12,7 @@ either side fails a unit test instead of a notebook. After changing a payload on
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -173,8 +174,18 @@ BUILDERS: dict[str, Callable[[], dict[str, Any]]] = {
 
 
 def render(name: str) -> str:
-    """One fixture file's text, exactly as committed."""
-    return json.dumps(BUILDERS[name](), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    """One fixture file's text, exactly as committed (the views' default reviewer pinned: the
+    login name would make the fixtures differ from machine to machine)."""
+    old = os.environ.get("RUBRICLAB_REVIEWER")
+    os.environ["RUBRICLAB_REVIEWER"] = "reviewer"
+    try:
+        state = BUILDERS[name]()
+    finally:
+        if old is None:
+            os.environ.pop("RUBRICLAB_REVIEWER", None)
+        else:
+            os.environ["RUBRICLAB_REVIEWER"] = old
+    return json.dumps(state, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def main() -> int:

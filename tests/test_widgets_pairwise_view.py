@@ -63,3 +63,25 @@ def test_pairwise_numbers_share_one_unit_and_never_say_fail() -> None:
     for chart in chart_data(as_source(result)):
         if chart["kind"] == "pairwise":
             assert "fail" not in criteria_svg(chart)
+
+
+def test_pairwise_labels_winners_beside_the_judge() -> None:
+    from rubriclab.result import LabelError
+    from tests._view_data import pairwise_result
+
+    result = pairwise_result(5)
+    view = PairwiseView(result, index=1)
+    view.reviewer = "ana"
+    assert view.labelling
+    form = view._label_form({"row": 1})["form"][0]
+    overall = form["questions"][0]
+    assert overall["allowed"] == ["candidate", "tie", "baseline"]
+    assert overall["judge"] == "candidate"
+    assert [q["judge"] for q in form["questions"][1:]] == ["candidate", "tie"]
+    saved = view._save_labels(
+        {"labels": [{"row": 1, "metric": "pair", "criterion": "overall", "value": "baseline"}]}
+    )
+    assert saved == {"saved": 1}
+    assert result.labels[["row", "value", "reviewer"]].values.tolist() == [[1, "baseline", "ana"]]
+    with pytest.raises(LabelError, match="'pass' is not one of candidate, tie, baseline"):
+        view._save_labels({"labels": [{"row": 1, "metric": "pair", "value": "pass"}]})

@@ -415,3 +415,32 @@ def test_per_row_rubrics_questions_are_never_added_up_by_name() -> None:
         judge="mock",
     )
     assert [c["name"] for c in chart_data(as_source(same))[0]["criteria"]] == ["q1", "q2"]
+
+
+def test_drill_down_labels_land_in_result_labels_and_disagree_filter() -> None:
+    from tests._view_data import pointwise_result
+
+    result = pointwise_result(10)
+    view = ResultTable(result)
+    view.reviewer = "ana"
+    assert view.labelling
+    form = view._label_form({"row": 1})["form"][0]
+    assert [q["criterion"] for q in form["questions"]] == ["overall", "accuracy", "deadline"]
+    assert form["questions"][0]["judge"] == "fail"
+    labels = [
+        {"metric": "support", "criterion": "overall", "value": "pass", "row": 1},
+        {"metric": "support", "criterion": "deadline", "value": "no", "row": 2},
+        {"metric": "support", "criterion": "overall", "value": "fail", "row": 3},
+    ]
+    assert view._save_labels({"labels": labels}) == {"saved": 3}
+    assert result.labels[["row", "value", "reviewer"]].values.tolist() == [
+        [1, "pass", "ana"],
+        [2, "no", "ana"],
+        [3, "fail", "ana"],
+    ]
+    # row 1: judge fail, person pass; row 2: judge yes on deadline, person no; row 3 agrees
+    page = view.page(0, 50, {"disagree": True})
+    assert [r[0] for r in page["rows"]] == [1, 2]
+    assert view.page(0, 50, {})["total"] == 10
+    with pytest.raises(ValueError, match="labels need an EvalResult"):
+        ResultTable(result.table)._label_form({"row": 0})

@@ -194,6 +194,56 @@ function sideBySide(detail) {
   );
 }
 
+/** @param {number | null | undefined} v */
+const pct0 = (v) => (isNum(v) ? `${Math.round(100 * Number(v))}%` : "n/a");
+/** @param {number | null | undefined} v */
+const k2 = (v) => (isNum(v) ? Number(v).toFixed(2) : "n/a");
+
+/**
+ * rl.calibrate(result): per metric and criterion, agreement and kappa with their intervals, the
+ * people's own agreement, and the rows where judge and people disagree (texts as text).
+ * @param {any} p the `people` trait
+ */
+export function peopleBlock(p) {
+  if (!p || !Array.isArray(p.items)) return null;
+  return h(
+    "div",
+    { class: "rl-people" },
+    h("div", { class: "rl-h" }, `Judge vs people · ${p.labels} labels by ${(p.reviewers || []).length} reviewer(s)`),
+    h(
+      "table",
+      { class: "rl-crit rl-people-table" },
+      h("thead", {}, h("tr", {}, ["metric", "criterion", "agreement [95%]", "Cohen's kappa [95%]", "people split", "reviewers agree"].map((t) => h("th", {}, t)))),
+      h(
+        "tbody",
+        {},
+        p.items.map((/** @type {any} */ it) =>
+          h(
+            "tr",
+            { dataset: { metric: String(it.metric), criterion: String(it.criterion) } },
+            h("td", {}, String(it.metric)),
+            h("td", { class: "rl-cname" }, String(it.criterion)),
+            h("td", {}, `${pct0(it.rate)} (${it.agree}/${it.n}) [${pct0(it.rate_low)}–${pct0(it.rate_high)}]`),
+            h("td", {}, `${k2(it.kappa)} [${k2(it.kappa_low)} to ${k2(it.kappa_high)}]`),
+            h("td", {}, String(it.split || 0)),
+            h("td", {}, it.reviewers ? `${it.reviewers.agree}/${it.reviewers.units} · α ${k2(it.reviewers.krippendorff_alpha)}` : "—"),
+          ),
+        ),
+      ),
+    ),
+    h("div", { class: "rl-h" }, `Disagreements (${p.disagreement_total})`),
+    (p.disagreements || []).map((/** @type {any} */ d) =>
+      h(
+        "div",
+        { class: "rl-card rl-people-disagreement", dataset: { row: String(d.row) } },
+        h("div", {}, h("b", {}, `row ${d.row}`), ` · ${d.metric} / ${d.criterion} · judge `, h("span", { class: "rl-badge" }, String(d.judge)), " people ", h("span", { class: "rl-badge rl-warnb" }, String(d.people)), h("span", { class: "rl-muted rl-small" }, ` ${d.reviewers || ""}`)),
+        d.comment ? h("div", { class: "rl-muted rl-small" }, `comment: ${d.comment}`) : null,
+        (d.texts || []).map((/** @type {any} */ t) => field(String(t.name), t.text)),
+      ),
+    ),
+  );
+}
+
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
   const root = mountRoot(el, "calibration");
@@ -208,10 +258,11 @@ function render({ model, el }) {
         hasPairs ? h("div", { class: "rl-row", style: "align-items:flex-start;gap:24px" }, heatMap(model), h("div", { class: "rl-grow" }, listing(model))) : null,
         sideBySide(model.get("detail")),
         criterionBars(model.get("criteria")),
+        peopleBlock(model.get("people")),
     ]);
   };
   draw();
-  const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title", "page"], draw);
+  const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title", "page", "people"], draw);
   return () => {
     unlisten();
     clear(el);

@@ -6,7 +6,9 @@ import { textBlock } from "./lib/markdown.js";
 import { wtlBars } from "./lib/charts.js";
 import { winTieLossBar } from "./lib/summary.js";
 import { navBar } from "./lib/nav.js";
-import { fmtInt, fmtCount, fmtScore, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
+import { fmtRate, fmtInt, fmtCount, fmtScore, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
+import { createRpc } from "./lib/rpc.js";
+import { createLabelForm } from "./lib/labels.js";
 
 /** @param {any} t totals for one pairwise metric */
 function totalsBlock(t) {
@@ -44,7 +46,53 @@ function sideBlock(title, side, cls, md = true) {
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
   const root = mountRoot(el, "pairwise");
+  const rpc = createRpc(model, { timeout: Number(model.get("timeout_ms") || 15000) });
+  /** @type {ReturnType<typeof createLabelForm> | null} */
+  let form = null;
+  let formSeq = 0;
+  // the labelling pane: JupyterLab's own keys stay out of it
+  const labelPane = h("div", { class: "rl-label-slot", tabIndex: 0, "data-lm-suppress-shortcuts": "true", "data-p-suppress-shortcuts": "true" });
+  /** @param {number} step */
+  const go = (step) => {
+    const i = Number(model.get("index") || 0) + step;
+    if (i < 0 || i >= Number(model.get("count") || 0)) return;
+    model.set("index", i);
+    model.save_changes();
+  };
+  labelPane.addEventListener("keydown", (e) => {
+    const target = /** @type {HTMLElement} */ (e.target);
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "j" || e.key === "k") return void (e.preventDefault(), go(e.key === "j" ? 1 : -1));
+    if (!form) return;
+    if (e.key === "Enter") {
+      e.preventDefault();
+      form.submit().then(() => go(1), () => {});
+      return;
+    }
+    if (form.onKey(e)) e.preventDefault();
+  });
+  const loadForm = () => {
+    const seq = ++formSeq;
+    form = null;
+    labelPane.replaceChildren();
+    if (!model.get("labelling")) return;
+    const row = Number((model.get("case") || {}).row ?? model.get("index"));
+    rpc.request("label_form", { row }).then(
+      (/** @type {any} */ reply) => {
+        if (seq !== formSeq) return;
+        form = createLabelForm(reply.form, String(model.get("reviewer") || ""), async (labels) => {
+          await rpc.request("save_labels", { labels: labels.map((l) => ({ row, ...l })) });
+        });
+        labelPane.replaceChildren(form.el);
+      },
+      (/** @type {Error} */ err) => {
+        if (seq === formSeq) labelPane.replaceChildren(h("div", { class: "rl-muted rl-small" }, `labels not available: ${err.message}`));
+      },
+    );
+  };
   const draw = () => {
+    const hadFocus = labelPane.contains(document.activeElement);
     clear(root);
     const data = model.get("case") || {};
     const m = data.metric || {};
@@ -60,6 +108,7 @@ function render({ model, el }) {
           h("div", { class: "rl-row" }, navBar(model, "pair", data.heading), h("span", { class: "rl-grow" }), markdownToggle(model)),
           (data.fields || []).map((f) => field(f.name, f.text, md)),
           imageStrip(data.images),
+          labelPane,
           h("div", { class: "rl-sides" }, sideBlock("Candidate", data.candidate, "rl-cand", md), sideBlock("Baseline", data.baseline, "rl-base", md)),
           h(
             "div",
@@ -82,11 +131,16 @@ function render({ model, el }) {
           ),
         ),
     ]);
+    if (hadFocus) labelPane.focus({ preventScroll: true });
   };
   draw();
+  loadForm();
   const unlisten = listen(model, ["case", "index", "count", "totals", "is_mock", "judge", "title", "markdown"], draw);
+  const unlistenForm = listen(model, ["case", "labelling", "reviewer"], loadForm);
   return () => {
     unlisten();
+    unlistenForm();
+    rpc.dispose();
     clear(el);
   };
 }

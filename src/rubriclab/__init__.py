@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     "agreement": "calibration",
     "pairwise_agreement": "calibration",
     "criterion_agreement": "calibration",
+    "calibrate": "calibration",
+    "Calibration": "calibration",
     "Judge": "judges",
     "Reply": "judges",
     "set_judge": "judges",
@@ -120,7 +122,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .alignment import Alignment as Alignment
     from .alignment import align as align
     from .calibration import Agreement as Agreement
+    from .calibration import Calibration as Calibration
     from .calibration import agreement as agreement
+    from .calibration import calibrate as calibrate
     from .calibration import criterion_agreement as criterion_agreement
     from .calibration import pairwise_agreement as pairwise_agreement
     from .comparison import Comparison as Comparison

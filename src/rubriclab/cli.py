@@ -228,6 +228,21 @@ def _parser() -> argparse.ArgumentParser:
     rate.add_argument(
         "-o", "--output", default="judge-card.html", help="where to write the card (.html or .json)"
     )
+    review = sub.add_parser(
+        "review",
+        help="serve a result file as a web page where people label its rows",
+        description="Serve RESULTS (.jsonl or .parquet written by rubriclab) on 127.0.0.1 with a "
+        "random token in the URL; reviewers label rows in the browser (no Jupyter) and the "
+        "labels go to RESULTS' labels file (run.labels.jsonl), where load_result finds them.",
+    )
+    review.add_argument("results", help="the result file to review")
+    review.add_argument("--port", type=int, default=0, help="port (default: any free port)")
+    review.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    review.add_argument("--reviewer", help="the reviewer name labels get by default")
 
     sub.add_parser(
         "serve-fake-judge",
@@ -323,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args.a, args.b, args.key, args.json, args.fail_if_worse)
         if args.command == "rate-judge":
             return _rate_judge(args)
+        if args.command == "review":
+            return _review(args.results, args.host, args.port, args.reviewer)
     except KeyboardInterrupt:
         print("rubriclab: interrupted (finished judge calls are in the cache)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -357,6 +374,39 @@ def _rate_judge(args: argparse.Namespace) -> int:
     print(card.summary_text())
     path = card.save(args.output)
     print(f"rubriclab rate-judge: wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+# -- review -------------------------------------------------------------------------------------
+
+
+def _review(results: str, host: str, port: int, reviewer: str | None) -> int:
+    import asyncio
+
+    from .result.labels import LabelError
+    from .review import ReviewServer, serve
+
+    if not 0 <= port <= 65535:
+        raise _CliError(f"--port must be between 0 and 65535, got {port}")
+    try:
+        server = ReviewServer(results, reviewer=reviewer)
+    except LabelError as exc:
+        raise _CliError(f"--reviewer: {exc}") from None
+
+    async def run() -> None:
+        runner = await serve(server, host, port)
+        print(f"rubriclab review: {server.result.row_count} rows of {results}", flush=True)
+        print(f"  open {server.url}", flush=True)
+        print("  (Ctrl+C stops; labels are saved as they are given)", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(run())
+    except OSError as exc:
+        raise _CliError(str(exc)) from None
     return EXIT_OK
 
 

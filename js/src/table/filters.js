@@ -202,6 +202,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
       el.append(csel);
     }
     el.append(checkbox("rl-errors-only", "errors only", state.errorsOnly, (on) => ((state.errorsOnly = on), grid.refresh(true))));
+    if (model.get("labelling")) el.append(checkbox("rl-disagree-only", "judge and person disagree", state.disagree, (on) => ((state.disagree = on), grid.refresh(true)), "rows where someone's label differs from the judge's answer"));
     if (metrics.some((m) => m.kind === "pairwise")) el.append(checkbox("rl-swap-only", "orders disagree", state.swapOnly, (on) => ((state.swapOnly = on), grid.refresh(true))));
     el.append(
       checkbox(

@@ -14,6 +14,7 @@
  * @property {CriterionPick | null} criterion
  * @property {boolean} errorsOnly
  * @property {boolean} swapOnly
+ * @property {boolean} disagree only rows where a person's label differs from the judge
  * @property {boolean} wrap
  * @property {boolean} chartsOpen
  * @property {Map<string, number>} userWidths widths the user dragged
@@ -33,6 +34,7 @@ export function newState() {
     criterion: null,
     errorsOnly: false,
     swapOnly: false,
+    disagree: false,
     wrap: false,
     chartsOpen: true,
     userWidths: new Map(),
@@ -56,6 +58,7 @@ export function queryOf(state) {
     criterion: state.criterion,
     errors_only: state.errorsOnly,
     swap_inconsistent_only: state.swapOnly,
+    ...(state.disagree ? { disagree: true } : {}),
   };
 }
 

@@ -23,14 +23,19 @@ from ..columns import to_plain as _py
 from ..rubric import Rubric
 from ..scoring import Interval, ScoreError, coerce_level, wilson_interval
 from .measures import Agreement, agreement, cohen_kappa, confusion_counts, pearson, spearman
+from .people import Calibration, CriterionCalibration, ReviewerAgreement, calibrate
 
 __all__ = [
     "VERDICTS",
     "Agreement",
+    "Calibration",
     "CriterionAgreement",
+    "CriterionCalibration",
     "PairwiseAgreement",
     "Rate",
+    "ReviewerAgreement",
     "agreement",
+    "calibrate",
     "criterion_agreement",
     "human_agreement",
     "pairwise_agreement",

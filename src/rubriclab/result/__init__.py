@@ -36,11 +36,29 @@ from ..judges.base import CallTally
 from ..rubric import Rubric
 from ..scale import format_percent
 from ..scoring import PASS_RULE, Summary, summarize
+from .labels import (
+    LABEL_COLUMNS,
+    OVERALL,
+    PAIRWISE_VERDICTS,
+    YES_NO,
+    Label,
+    LabelError,
+    LabelStore,
+    check_value,
+    default_reviewer,
+    labels_path,
+    now_utc,
+    parse_label,
+)
 
 __all__ = [
+    "LABEL_COLUMNS",
+    "OVERALL",
     "PRESENTATION",
     "EvalResult",
     "FileResult",
+    "Label",
+    "LabelError",
     "MetricInfo",
     "Presentation",
     "ResultSaveError",
@@ -48,6 +66,7 @@ __all__ = [
     "RowErrors",
     "RunStats",
     "from_json_text",
+    "labels_path",
     "load_result",
     "open_result",
     "plain",
@@ -112,6 +131,10 @@ class Presentation(Protocol):
 
     def judge_card_text(self, card: Any) -> str:
         """A ``JudgeCard`` as a fixed-width text block."""
+        ...
+
+    def calibration_view(self, calibration: Any, title: str | None = None) -> Any:
+        """The view of ``rl.calibrate(result)``'s figures (a ``CalibrationView``)."""
         ...
 
     def live_evaluate(
@@ -270,6 +293,170 @@ class EvalResult:
         names = [m.name for m in self.metrics]
         if len(set(names)) != len(names):
             raise ValueError(f"metric names must be unique, got {names}")
+        self._labels: LabelStore | None = None
+
+    # -- people's labels ---------------------------------------------------------------------------
+    def label_store(self) -> LabelStore:
+        """Where this result's labels live (a file once the result is saved or loaded)."""
+        if self._labels is None:
+            self._labels = LabelStore(None, self._check_label)
+        return self._labels
+
+    @property
+    def labels(self) -> pd.DataFrame:
+        """People's labels: one row per reviewer's latest label, with columns ``row`` (0-based
+        position in ``table``), ``metric``, ``criterion`` (a criterion's name, or ``"overall"``
+        for the verdict or pairwise winner), ``value``, ``reviewer``, ``time`` (UTC ISO) and
+        ``comment``. Read again from the labels file on each access, so labels another notebook
+        or the review page added show up."""
+        return self.label_store().frame()
+
+    @property
+    def label_history(self) -> pd.DataFrame:
+        """Every label ever given, oldest first (including replaced and withdrawn ones)."""
+        frame = pd.DataFrame(
+            [label.__dict__ for label in self.label_store().history], columns=list(LABEL_COLUMNS)
+        )
+        frame["value"] = frame["value"].astype(object)
+        return frame
+
+    @property
+    def label_problems(self) -> list[str]:
+        """Lines of the labels file that were skipped, each with its line number and reason."""
+        store = self.label_store()
+        store.refresh()
+        return list(store.skipped)
+
+    def label(
+        self,
+        row: int,
+        value: str | int | bool | None,
+        *,
+        metric: str | None = None,
+        criterion: str = OVERALL,
+        reviewer: str | None = None,
+        comment: str = "",
+    ) -> Label:
+        """Record a person's label for ``row`` (its 0-based position in ``table``).
+
+        ``value`` is ``"pass"``/``"fail"`` (pairwise: ``"candidate"``/``"tie"``/``"baseline"``)
+        for ``criterion="overall"``, or a criterion's level (``"yes"``/``"no"`` for a checklist
+        item); ``None`` withdraws this reviewer's label. ``metric`` may be left out when the
+        result has one metric. A saved or loaded result appends the label to its labels file at
+        once; otherwise ``save`` writes it.
+        """
+        if metric is None:
+            if len(self.metrics) != 1:
+                raise LabelError(
+                    f"say which metric the label is for: metric= one of {', '.join(self.metric_names)}"
+                )
+            metric = self.metrics[0].name
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        data = {
+            "row": row,
+            "metric": metric,
+            "criterion": criterion,
+            "value": value,
+            "reviewer": reviewer if reviewer is not None else default_reviewer(),
+            "time": now_utc(),
+            "comment": comment,
+        }
+        return self.label_store().add([parse_label(data)])[0]
+
+    def add_labels(self, labels: pd.DataFrame | Sequence[Mapping[str, Any]]) -> int:
+        """Record many labels at once (a DataFrame or dicts with the ``labels`` columns;
+        ``reviewer``, ``time`` and ``comment`` may be missing). All are checked before any is
+        kept; returns how many were added."""
+        records: Sequence[Mapping[Any, Any]] = (
+            labels.to_dict(orient="records") if isinstance(labels, pd.DataFrame) else labels
+        )
+        parsed = []
+        for i, record in enumerate(records):
+            data = {str(k): to_plain(v) for k, v in record.items()}
+            data.setdefault("criterion", OVERALL)
+            if data.get("reviewer") is None:
+                data["reviewer"] = default_reviewer()
+            if not data.get("time"):
+                data["time"] = now_utc()
+            if data.get("comment") is None:
+                data["comment"] = ""
+            if isinstance(data.get("value"), bool):
+                data["value"] = "yes" if data["value"] else "no"
+            try:
+                parsed.append(self._check_label(parse_label(data)))
+            except LabelError as exc:
+                raise LabelError(f"label {i}: {exc}") from None
+        return len(self.label_store().add(parsed))
+
+    def export_labels(self, path: str | Path) -> Path:
+        """Write the latest labels as ``.csv`` or ``.jsonl`` (one JSON object a line)."""
+        path = Path(path)
+        frame = self.labels
+        with atomic_writer(path) as fh:
+            if path.suffix == ".csv":
+                frame.to_csv(fh, index=False)
+            else:
+                for record in frame.to_dict(orient="records"):
+                    fh.write(json.dumps(to_plain(record), ensure_ascii=False) + "\n")
+        return path
+
+    def label_choices(self, row: int, metric: str) -> dict[str, list[str | int]]:
+        """What a person may answer on ``row`` for ``metric``: ``overall`` and each criterion,
+        with its allowed values (an empty list: any level number or yes/no)."""
+        info = self.metric(metric)
+        pairwise = info.kind == "pairwise"
+        overall: list[str | int] = list(PAIRWISE_VERDICTS if pairwise else ("pass", "fail"))
+        out: dict[str, list[str | int]] = {OVERALL: overall}
+        for name, allowed in (self._row_criteria(row, info) or {}).items():
+            out[name] = list(allowed)
+        return out
+
+    def _row_criteria(self, row: int, info: MetricInfo) -> dict[str, tuple[str | int, ...]] | None:
+        """Each criterion of ``row`` for metric ``info`` with its allowed label values."""
+        table = self.table
+        cells = table.iloc[row]
+        rubric = info.rubric
+        for key in (col(info.name, RUBRIC), RUBRIC):
+            value = cells.get(key) if key in cells.index else None
+            if isinstance(value, Rubric):
+                rubric = value
+                break
+            if isinstance(value, Mapping):
+                try:
+                    rubric = Rubric.from_dict(value)
+                    break
+                except ValueError:
+                    continue
+        pairwise = info.kind == "pairwise"
+        if rubric is not None:
+            return {
+                c.name: PAIRWISE_VERDICTS
+                if pairwise
+                else YES_NO
+                if c.is_yes_no
+                else tuple(level.score for level in c.levels)
+                for c in rubric.criteria
+            }
+        crits = (
+            cells.get(col(info.name, CRITERIA)) if col(info.name, CRITERIA) in cells.index else None
+        )
+        if isinstance(crits, list | tuple):
+            names = [str(c["name"]) for c in crits if isinstance(c, Mapping) and c.get("name")]
+            return dict.fromkeys(names, PAIRWISE_VERDICTS if pairwise else ())
+        return None
+
+    def _check_label(self, label: Label) -> Label:
+        """``label`` checked against this result: its row exists, its metric, criterion, value."""
+        n = len(self.table)
+        if label.row >= n:
+            raise LabelError(f"row {label.row} is out of range: the result has {n} rows")
+        try:
+            info = self.metric(label.metric)
+        except KeyError as exc:
+            raise LabelError(str(exc.args[0])) from None
+        criteria = None if label.criterion == OVERALL else self._row_criteria(label.row, info)
+        return check_value(label, pairwise=info.kind == "pairwise", criteria=criteria)
 
     # -- reading -----------------------------------------------------------------------------------
     @property
@@ -556,6 +743,7 @@ class EvalResult:
                     except (TypeError, ValueError) as exc:
                         raise _save_error(path, self.table, exc) from None
                     fh.write(line + "\n")
+        self.label_store().save_to(labels_path(path))
         return path
 
     def _header(self) -> dict[str, Any]:
@@ -662,7 +850,7 @@ def load_result(path: str | Path) -> EvalResult:
             frame[column] = frame[column].map(
                 lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v
             )
-    return EvalResult(
+    result = EvalResult(
         frame,
         [MetricInfo.from_dict(m) for m in header.get("metrics", [])],
         judge=header.get("judge", ""),
@@ -670,6 +858,8 @@ def load_result(path: str | Path) -> EvalResult:
         stats=RunStats.from_dict(header.get("stats", {})),
         meta=header.get("meta", {}),
     )
+    result.label_store().path = labels_path(path)
+    return result
 
 
 class FileResult(EvalResult):
@@ -769,7 +959,9 @@ def open_result(path: str | Path) -> FileResult:
                 raise ValueError(
                     f"{path} is not a rubriclab result (its first line has no __rubriclab__ header)"
                 ) from None
-    return FileResult(path, header)
+    result = FileResult(path, header)
+    result.label_store().path = labels_path(path)
+    return result
 
 
 # -- helpers -----------------------------------------------------------------------------------------

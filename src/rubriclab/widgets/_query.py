@@ -7,8 +7,9 @@ only, swap-inconsistent only) becomes an array of row positions; the last few ar
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ class Query:
             "criterion",
             "errors_only",
             "swap_inconsistent_only",
+            "disagree",
         }
     )
 
@@ -87,6 +89,8 @@ class Query:
         self.criterion = _criterion_filter(raw.get("criterion"))
         self.errors_only = bool(raw.get("errors_only", False))
         self.swap_only = bool(raw.get("swap_inconsistent_only", False))
+        #: only rows where a person's label differs from the judge (labels change: never cached)
+        self.disagree = bool(raw.get("disagree", False))
 
     @property
     def filter_key(self) -> tuple[Any, ...]:
@@ -110,8 +114,14 @@ class Query:
 class TableQuery:
     """Answers page requests over one table; cached by query."""
 
-    def __init__(self, source: Source, cache_size: int = 8) -> None:
+    def __init__(
+        self,
+        source: Source,
+        cache_size: int = 8,
+        disagree: Callable[[Sequence[str]], set[int]] | None = None,
+    ) -> None:
         self.source = source
+        self.disagree = disagree
         self._views: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
         self._masks: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
         self._cache_size = cache_size
@@ -127,6 +137,12 @@ class TableQuery:
 
     # -- the view: row positions in display order -------------------------------------------------
     def view(self, query: Query) -> np.ndarray:
+        if query.disagree:
+            rows = self.disagree(query.metrics) if self.disagree is not None else set()
+            everything = copy.copy(query)
+            everything.disagree = False
+            base = self.view(everything)
+            return base[np.isin(base, np.fromiter(rows, dtype=np.int64, count=len(rows)))]
         cached = self._views.get(query.key)
         if cached is not None:
             self._views.move_to_end(query.key)

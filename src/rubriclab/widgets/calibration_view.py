@@ -9,6 +9,7 @@ judge over- or under-scores, with bootstrap intervals.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,7 @@ import pandas as pd
 import traitlets
 
 from ..calibration import CriterionAgreement, PairwiseAgreement
+from ..calibration.people import Calibration
 from ..columns import to_plain
 from ._assets import EsmBundle
 from ._base import RubricView
@@ -48,26 +50,37 @@ class CalibrationView(RubricView):
     item = traitlets.Int(-1).tag(sync=True)
     detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     criteria = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: ``rl.calibrate(result)``: judge vs people's labels per metric and criterion
+    people = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
     def __init__(
         self,
-        pairwise: PairwiseAgreement | None = None,
+        pairwise: PairwiseAgreement | Calibration | None = None,
         criteria: CriterionAgreement | None = None,
         *,
         judge: pd.DataFrame | None = None,
         human: pd.DataFrame | None = None,
         title: str | None = None,
+        calibration: Calibration | None = None,
     ) -> None:
-        if pairwise is None and criteria is None:
+        if isinstance(pairwise, Calibration):
+            pairwise, calibration = None, pairwise
+        if pairwise is None and criteria is None and calibration is None:
             raise ValueError(
                 "CalibrationView needs rl.pairwise_agreement(...) and/or "
-                "rl.criterion_agreement(...) results to show"
+                "rl.criterion_agreement(...) results, or rl.calibrate(result), to show"
             )
         self._pairwise = pairwise
         self._criteria = criteria
         self._frames = {"judge": judge, "human": human}
         self._listed: pd.DataFrame | None = None
         state: dict[str, Any] = {"title": title or "", "criteria": _criteria_rows(criteria)}
+        if calibration is not None:
+            state.update(
+                people=people_payload(calibration),
+                is_mock=calibration.is_mock,
+                judge=calibration.judge,
+            )
         if pairwise is not None:
             state.update(
                 summary=_summary(pairwise),
@@ -184,12 +197,102 @@ class CalibrationView(RubricView):
     def static_text(self) -> str:
         return calibration_text(
             self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
-        )
+        ) + people_text(self.people)
 
     def static_html(self) -> str:
         return calibration_html(
             self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
+        ) + people_html(self.people)
+
+
+#: disagreements sent to the view (the rest stay in ``Calibration.disagreements``)
+MAX_DISAGREEMENTS = 200
+
+
+def people_payload(cal: Calibration) -> dict[str, Any]:
+    """``rl.calibrate``'s figures as JSON for the view: every comparison and the first
+    disagreements with their texts (all text capped, shown as text)."""
+    data = cal.to_dict()
+    listed = data["disagreements"][:MAX_DISAGREEMENTS]
+    for d in listed:
+        d["comment"] = text_of(d.get("comment"), TEXT_CHARS)
+        d["judge"], d["people"] = str(d.get("judge")), str(d.get("people"))
+    return {
+        "labels": data["labels"],
+        "reviewers": data["reviewers"],
+        "items": data["items"],
+        "disagreements": listed,
+        "disagreement_total": len(data["disagreements"]),
+    }
+
+
+def _fmt_rate(item: dict[str, Any]) -> str:
+    if item.get("rate") is None:
+        return "n/a"
+    low, high = item.get("rate_low"), item.get("rate_high")
+    span = f" [{100 * low:.0f}–{100 * high:.0f}%]" if low is not None and high is not None else ""
+    return f"{100 * item['rate']:.0f}% ({item['agree']}/{item['n']}){span}"
+
+
+def _fmt_kappa(item: dict[str, Any]) -> str:
+    k = item.get("kappa")
+    if k is None:
+        return "n/a"
+    low, high = item.get("kappa_low"), item.get("kappa_high")
+    span = f" [{low:.2f} to {high:.2f}]" if low is not None and high is not None else ""
+    return f"{k:.2f}{span}"
+
+
+def _fmt_reviewers(item: dict[str, Any]) -> str:
+    r = item.get("reviewers")
+    if not r:
+        return ""
+    alpha = r.get("krippendorff_alpha")
+    return f"agree {r['agree']}/{r['units']}, alpha {'n/a' if alpha is None else f'{alpha:.2f}'}"
+
+
+def people_text(people: dict[str, Any] | None) -> str:
+    if not people:
+        return ""
+    lines = [f"\nJudge vs people ({people['labels']} labels, {len(people['reviewers'])} reviewers)"]
+    for item in people["items"]:
+        lines.append(
+            f"  {item['metric']} / {item['criterion']}: agreement {_fmt_rate(item)}, "
+            f"kappa {_fmt_kappa(item)}"
+            + (f", reviewers {_fmt_reviewers(item)}" if item.get("reviewers") else "")
         )
+    lines.append(f"  disagreements: {people['disagreement_total']}")
+    return "\n".join(lines)
+
+
+def people_html(people: dict[str, Any] | None) -> str:
+    if not people:
+        return ""
+    esc = html.escape
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{esc(str(v))}</td>"
+            for v in (
+                item["metric"],
+                item["criterion"],
+                _fmt_rate(item),
+                _fmt_kappa(item),
+                _fmt_reviewers(item),
+            )
+        )
+        + "</tr>"
+        for item in people["items"]
+    )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("metric", "criterion", "agreement [95%]", "Cohen's kappa [95%]", "reviewers")
+    )
+    return (
+        "<div class='rl-people'><strong>Judge vs people</strong> "
+        f"({people['labels']} labels; {people['disagreement_total']} disagreements)"
+        f"<table><tr>{head}</tr>{rows}</table></div>"
+    )
 
 
 def _rate(agree: int, total: int) -> dict[str, Any]:

@@ -8,11 +8,14 @@ import pandas as pd
 import traitlets
 
 from ..columns import SWAP_CONSISTENT, col
+from ..result import EvalResult
+from ..result.labels import default_reviewer
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload, is_missing, text_of
 from ._source import MetricRef, Source, as_source
 from ._static.pairwise import pairwise_html, pairwise_text
+from .labelling import label_form, save_labels
 
 __all__ = ["PairwiseView"]
 
@@ -30,6 +33,9 @@ class PairwiseView(RubricView):
     case = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     totals = traitlets.List(traitlets.Dict()).tag(sync=True)
     metric = traitlets.Unicode("").tag(sync=True)
+    #: the view offers labelling (an EvalResult was shown, not a bare DataFrame)
+    labelling = traitlets.Bool(False).tag(sync=True)
+    reviewer = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -57,7 +63,10 @@ class PairwiseView(RubricView):
             raise IndexError(f"index {index} is out of range: the result has {n} rows (0..{n - 1})")
         self._source = source
         self._ref = ref
+        self._result = result if isinstance(result, EvalResult) else None
         super().__init__(
+            labelling=self._result is not None,
+            reviewer=default_reviewer(),
             metric=ref.name,
             count=n,
             index=index,
@@ -67,6 +76,19 @@ class PairwiseView(RubricView):
             judge=source.judge,
             title=title or "",
         )
+
+        self._register("label_form", self._label_form)
+        self._register("save_labels", self._save_labels)
+
+    def _label_form(self, request: Any) -> dict[str, Any]:
+        if self._result is None:
+            raise ValueError("labels need an EvalResult (this view shows a bare DataFrame)")
+        return {"form": label_form(self._result, int(request.get("row", -1)), [self._ref.name])}
+
+    def _save_labels(self, request: Any) -> dict[str, Any]:
+        if self._result is None:
+            raise ValueError("labels need an EvalResult (this view shows a bare DataFrame)")
+        return {"saved": save_labels(self._result, request.get("labels"), self.reviewer)}
 
     def _payload(self, pos: int) -> dict[str, Any]:
         table = self._source.table

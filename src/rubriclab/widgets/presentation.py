@@ -8,9 +8,10 @@ imports them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .arena_view import arena_mimebundle
+from .calibration_view import CalibrationView
 from .clusters_view import clusters_mimebundle
 from .comparison_view import comparison_mimebundle
 from .display import live_evaluate, result_mimebundle
@@ -20,6 +21,7 @@ from .report import report_html
 
 __all__ = [
     "arena_mimebundle",
+    "calibration_view",
     "clusters_mimebundle",
     "comparison_mimebundle",
     "judge_card_mimebundle",
@@ -29,6 +31,12 @@ __all__ = [
     "report_html",
     "result_mimebundle",
 ]
+
+
+def calibration_view(calibration: Any, title: str | None = None) -> CalibrationView:
+    """The view of ``rl.calibrate(result)``'s figures."""
+    return CalibrationView(calibration=calibration, title=title)
+
 
 if TYPE_CHECKING:  # mypy checks that this module is a Presentation
     from .. import result as _result

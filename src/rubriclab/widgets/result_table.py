@@ -12,6 +12,8 @@ from typing import Any
 
 import traitlets
 
+from ..result import EvalResult
+from ..result.labels import default_reviewer
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload, columns_payload
@@ -19,6 +21,7 @@ from ._charts import chart_data
 from ._query import Query, TableQuery
 from ._source import as_source
 from ._static.table import table_html, table_text
+from .labelling import disagreeing_rows, label_form, save_labels
 
 __all__ = ["ResultTable"]
 
@@ -45,6 +48,10 @@ class ResultTable(RubricView):
     #: while a run holds the kernel (page requests wait for it), the first rows and the charts
     #: travel in this trait: {"rows", "total", "charts"}
     live = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    #: the drill-down offers labelling (an EvalResult was shown, not a bare DataFrame)
+    labelling = traitlets.Bool(False).tag(sync=True)
+    #: whose labels the drill-down gives (``$RUBRICLAB_REVIEWER`` or the login name by default)
+    reviewer = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -70,8 +77,11 @@ class ResultTable(RubricView):
         if page_size < 1 or page_size > 1000:
             raise ValueError(f"page_size must be between 1 and 1000, got {page_size}")
         self._source = source
-        self._query = TableQuery(source)
+        self._result = result if isinstance(result, EvalResult) else None
+        self._query = TableQuery(source, disagree=self._disagree)
         super().__init__(
+            labelling=self._result is not None,
+            reviewer=default_reviewer(),
             columns=cols,
             visible=default_visible,
             summary=source.summary,
@@ -88,6 +98,8 @@ class ResultTable(RubricView):
         self._register("page", self._page)
         self._register("export", self._export)
         self._register("charts", self._charts)
+        self._register("label_form", self._label_form)
+        self._register("save_labels", self._save_labels)
 
     def update(self, result: Any, progress: Mapping[str, Any] | None = None) -> None:
         """Show ``result`` (more rows of a live run, or its final result) in this view, keeping
@@ -99,7 +111,8 @@ class ResultTable(RubricView):
         chosen = set(self.visible)
         visible = [k for k in keys if k in chosen or (k not in known and k in default_visible)]
         self._source = source
-        self._query = TableQuery(source)
+        self._result = result if isinstance(result, EvalResult) else None
+        self._query = TableQuery(source, disagree=self._disagree)
         running = progress is not None and progress.get("state") == "running"
         with self.hold_sync():
             self.columns = cols
@@ -124,6 +137,24 @@ class ResultTable(RubricView):
             "total": page["total"],
             "charts": chart_data(self._source),
         }
+
+    # -- labelling -----------------------------------------------------------------------------
+    def _labelled(self) -> EvalResult:
+        if self._result is None:
+            raise ValueError("labels need an EvalResult (this view shows a bare DataFrame)")
+        return self._result
+
+    def _disagree(self, metrics: Any) -> set[int]:
+        return disagreeing_rows(self._result, metrics) if self._result is not None else set()
+
+    def _label_form(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        row = int(request.get("row", -1))
+        names = [m.name for m in self._source.metrics]
+        return {"form": label_form(self._labelled(), row, names)}
+
+    def _save_labels(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        saved = save_labels(self._labelled(), request.get("labels"), self.reviewer)
+        return {"saved": saved}
 
     @property
     def result_table(self) -> Any:
