@@ -196,10 +196,23 @@ def test_export_downloads_the_filtered_sorted_rows(notebook: Any) -> None:
     assert len(records) == shown and all(r["support/verdict"].startswith("fail") for r in records)
     assert info.value.suggested_filename == "rubriclab-results.jsonl"
     table.locator(".rl-status-filter").select_option("")
+    _wait_all_rows_drawn(notebook)  # leave the table as the next test expects it
+
+
+def _wait_all_rows_drawn(page: Any) -> None:
+    """Wait until the table shows every row again and row 0 is a drawn row (not a loading
+    placeholder): a filter reset answers from the kernel and redraws the grid after it."""
+    page.wait_for_function(
+        "() => { const t = document.querySelector('.rl-table');"
+        " const r = t && t.querySelector('.rl-tr[data-pos=\"0\"]');"
+        " return t.querySelector('.rl-count').textContent === '40 rows'"
+        " && r !== null && !r.classList.contains('rl-loading'); }"
+    )
 
 
 def test_sharper_table_resize_wrap_raw_output(notebook: Any) -> None:
     table = _table(notebook)
+    _wait_all_rows_drawn(notebook)
     head = table.locator('.rl-th[data-key="prompt"]')
     before = head.bounding_box()["width"]
     grip = head.locator(".rl-resize").bounding_box()
@@ -209,6 +222,12 @@ def test_sharper_table_resize_wrap_raw_output(notebook: Any) -> None:
     notebook.mouse.up()
     after = table.locator('.rl-th[data-key="prompt"]').bounding_box()["width"]
     assert after > before + 100
+    # the rows follow the header on their next frame: wait for that state, then measure it
+    notebook.wait_for_function(
+        """(w) => { const c = document.querySelector('.rl-table .rl-tr[data-pos="0"] [data-key="prompt"]');
+        return c !== null && Math.abs(c.getBoundingClientRect().width - w) < 2; }""",
+        arg=after,
+    )
     cell = table.locator('.rl-tr[data-pos="0"] [data-key="prompt"]')
     assert abs(cell.bounding_box()["width"] - after) < 2
     table.locator(".rl-wrap").check()
@@ -221,6 +240,11 @@ def test_sharper_table_resize_wrap_raw_output(notebook: Any) -> None:
     _shot(output_of(notebook, 1), "table_resized_wrapped_raw")
     table.locator(".rl-show-raw").uncheck()
     table.locator(".rl-wrap").uncheck()
+    table.locator('.rl-th[data-key="support/raw_output"]').wait_for(state="detached")
+    notebook.wait_for_function(
+        "() => !document.querySelector('.rl-table .rl-tr').classList.contains('rl-wrapped')"
+    )
+    _wait_all_rows_drawn(notebook)
 
 
 def test_drill_down_markdown_toggle_cached_and_copy_json(notebook: Any) -> None:
