@@ -192,3 +192,23 @@ def test_markdown_detection_on_hostile_text() -> None:
     nasty = "[" * 100_000 + "*" * 50_000 + "`" * 20_000
     assert not looks_like_markdown(nasty)
     assert "&lt;script&gt;" in markdown_html("[" * 5_000 + "<script>x</script>")
+
+
+def test_the_report_names_the_judge_once() -> None:
+    """The mock banner and the rows line both carried the judge's long description."""
+    import pandas as pd
+
+    import rubriclab as rl
+    from rubriclab.widgets.report import report_html
+
+    result = rl.evaluate(
+        pd.DataFrame({"prompt": ["a?", "b?"], "response": ["x", "y"]}),
+        metrics=[rl.metrics.RubricMetric(rubric=rl.Rubric.checklist(["Q?"]), name="c")],
+        judge="mock",
+    )
+    page = report_html({"one": result})
+    import html
+
+    described = html.escape(result.judge.split(" (")[0])
+    assert described and page.count(described) == 1, described
+    assert page.count("MOCK judge") >= 1

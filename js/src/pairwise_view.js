@@ -6,7 +6,7 @@ import { textBlock } from "./lib/markdown.js";
 import { wtlBars } from "./lib/charts.js";
 import { winTieLossBar } from "./lib/summary.js";
 import { navBar } from "./lib/nav.js";
-import { fmtRate, fmtInt, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
+import { fmtRate, fmtInt, fmtCount, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
 
 /** @param {any} t totals for one pairwise metric */
 function totalsBlock(t) {
@@ -22,7 +22,7 @@ function totalsBlock(t) {
     ], 360, `win tie loss of ${t.metric ?? ""}`),
     h("div", { class: "rl-card-line" }, `candidate wins ${fmtRate(t.win_rate, t.win_rate_low, t.win_rate_high)} · ties ${fmtRate(t.tie_rate, t.tie_rate_low, t.tie_rate_high)} · baseline wins ${fmtRate(t.loss_rate, t.loss_rate_low, t.loss_rate_high)}`),
     isNum(t.swap_inconsistent) ? h("div", { class: "rl-card-line" }, `orders disagreed on ${fmtInt(t.swap_inconsistent)} of ${fmtInt(t.swap_checked)}`) : null,
-    isNum(t.errors) && t.errors > 0 ? h("div", { class: "rl-card-line" }, `${fmtInt(t.errors)} errors`) : null,
+    isNum(t.errors) && t.errors > 0 ? h("div", { class: "rl-card-line" }, fmtCount(t.errors, "error")) : null,
   );
 }
 

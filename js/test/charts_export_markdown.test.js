@@ -272,7 +272,7 @@ describe("ResultTable, sharper", () => {
     });
     expect(await read(created[0])).toContain(`'=HYPERLINK`);
     expect(created[1].type).toContain("application/x-ndjson");
-    expect(el.querySelector(".rl-status").textContent).toContain("saved 1 rows as rubriclab-results.jsonl");
+    expect(el.querySelector(".rl-status").textContent).toContain("saved 1 row as rubriclab-results.jsonl");
   });
 
   it("shows long metric names on two lines with the full name on hover", () => {
@@ -339,7 +339,7 @@ describe("ResultTable, sharper", () => {
     await tick();
     await frame();
     expect(requests.slice(n).filter((r) => r.op === "page")).toEqual([]); // nothing asked of the busy kernel
-    expect(el.querySelector(".rl-progress-text").textContent).toBe("3 of 10 rows · 1 errors · running");
+    expect(el.querySelector(".rl-progress-text").textContent).toBe("3 of 10 rows · 1 error · running");
     expect(el.querySelector(".rl-export-csv").disabled).toBe(true);
     expect(el.querySelectorAll(".rl-tr").length).toBe(3);
     expect(el.querySelector('.rl-tr[data-pos="1"]').textContent).toContain("live row 1");
@@ -353,7 +353,7 @@ describe("ResultTable, sharper", () => {
     await tick();
     await tick();
     await frame();
-    expect(el.querySelector(".rl-progress-line").textContent).toBe("10 of 10 rows · 1 errors · finished");
+    expect(el.querySelector(".rl-progress-line").textContent).toBe("10 of 10 rows · 1 error · finished");
     expect(el.querySelector(".rl-export-csv").disabled).toBe(false);
     expect(requests.slice(n).some((r) => r.op === "page")).toBe(true);
   });

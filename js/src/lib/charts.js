@@ -2,7 +2,7 @@
 // bars (where answers fail), win/tie/loss bars with their intervals. Labels (metric and criterion
 // names come from users and judges) only ever enter as text nodes; tooltips are <title> text.
 import { h } from "./dom.js";
-import { isNum, fmtInt } from "./format.js";
+import { isNum, fmtInt, fmtCount } from "./format.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -141,7 +141,7 @@ export function chartCard(chart) {
   return h(
     "div",
     { class: "rl-chart-card", dataset: { metric: String(chart.metric ?? "") } },
-    h("div", { class: "rl-chart-head" }, h("span", { class: "rl-card-name" }, String(chart.metric ?? "")), h("span", { class: "rl-card-kind" }, `${fmtInt(chart.scored)} scored${chart.errors ? ` · ${fmtInt(chart.errors)} errors` : ""}`)),
+    h("div", { class: "rl-chart-head" }, h("span", { class: "rl-card-name" }, String(chart.metric ?? "")), h("span", { class: "rl-card-kind" }, `${fmtInt(chart.scored)} scored${chart.errors ? ` · ${fmtCount(chart.errors, "error")}` : ""}`)),
     h("div", { class: "rl-chart-row" }, parts),
   );
 }

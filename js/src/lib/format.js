@@ -45,6 +45,12 @@ export function fmtInt(v) {
   return isNum(v) ? Math.round(v).toLocaleString("en-US") : "—";
 }
 
+/** "1 row", "2 rows": a count with its noun in the right number.
+ *  @param {unknown} v @param {string} noun @param {string} [plural] */
+export function fmtCount(v, noun, plural) {
+  return `${fmtInt(v)} ${v === 1 ? noun : plural ?? `${noun}s`}`;
+}
+
 /** @param {unknown} v */
 export function fmtCost(v) {
   if (!isNum(v)) return "—";

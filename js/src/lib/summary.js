@@ -1,6 +1,6 @@
 // Summary cards: one per metric (mean and pass rate, or win/tie/loss with intervals).
 import { h } from "./dom.js";
-import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, fmtStd, fmtPassRule, isNum } from "./format.js";
+import { fmtScore, fmtRate, fmtInt, fmtCount, fmtCost, fmtPct, fmtStd, fmtPassRule, isNum } from "./format.js";
 
 /** A win/tie/loss bar. @param {any} s */
 export function winTieLossBar(s) {
@@ -33,7 +33,7 @@ export function summaryCard(s) {
     }
   }
   const counts = [`${fmtInt(s.scored)} scored`];
-  if (isNum(s.errors) && s.errors > 0) counts.push(`${fmtInt(s.errors)} errors`);
+  if (isNum(s.errors) && s.errors > 0) counts.push(fmtCount(s.errors, "error"));
   lines.push(h("div", { class: `rl-card-line${isNum(s.errors) && s.errors > 0 ? " rl-has-errors" : ""}` }, counts.join(" · ")));
   const cost = [];
   if (isNum(s.calls) && s.calls > 0) cost.push(`${fmtInt(s.calls)} calls`);

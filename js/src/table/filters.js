@@ -3,7 +3,7 @@
 import { h, clear } from "../lib/dom.js";
 import { chartCard } from "../lib/charts.js";
 import { download } from "../lib/export.js";
-import { fmtInt } from "../lib/format.js";
+import { fmtCount } from "../lib/format.js";
 import { queryOf } from "./state.js";
 
 /** Outcome groups offered by the status filter, by metric kind. */
@@ -74,7 +74,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     rpc.request("export", { query: queryOf(state), columns: visibleCols().map((c) => c.key), format }, { timeout: 120_000 }).then(
       (/** @type {any} */ reply) => {
         download(String(reply.text), String(reply.filename), String(reply.mime));
-        setStatus(`saved ${fmtInt(reply.rows)} rows as ${String(reply.filename)}`);
+        setStatus(`saved ${fmtCount(reply.rows, "row")} as ${String(reply.filename)}`);
       },
       (/** @type {Error} */ err) => setStatus(`Could not export: ${err.message}`, true),
     );

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import to_plain
+from ..scale import format_count
 
 __all__ = [
     "Agreement",
@@ -118,7 +119,7 @@ class Agreement:
 
     def _title(self) -> str:
         dropped = f", {self.dropped} dropped for a missing score" if self.dropped else ""
-        return f"Agreement on {self.n} pairs{dropped}"
+        return f"Agreement on {format_count(self.n, 'pair')}{dropped}"
 
     def __str__(self) -> str:
         lines = [self._title()]
