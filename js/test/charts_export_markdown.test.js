@@ -57,6 +57,27 @@ describe("charts", () => {
     expect(svg.querySelectorAll("rect.rl-bar").length).toBe(10);
     expect(svg.querySelectorAll("rect.rl-bar")[9].querySelector("title").textContent).toBe("90–100%: 9");
     expect([...svg.querySelectorAll("text")].map((t) => t.textContent)).toEqual(expect.arrayContaining(["0%", "50%", "100%", "9"]));
+    // axis titles: what is counted against what
+    expect([...svg.querySelectorAll("text.rl-axis-title")].map((t) => t.textContent)).toEqual(["score", "rows"]);
+    const pair = histogram({ ...chart, kind: "pairwise", choices: [{ label: "candidate better", count: 2 }] });
+    expect([...pair.querySelectorAll("text.rl-axis-title")].map((t) => t.textContent)).toEqual(["verdict (both orders)", "rows"]);
+  });
+  it("gives stacked criterion bars a legend: each result once, in its bar colour", () => {
+    const rows = [
+      { name: "a", total: 4, results: [{ label: "level 1", count: 1 }, { label: "level 2", count: 3 }] },
+      { name: "b", total: 4, results: [{ label: "level 1", count: 2 }, { label: "level 2", count: 1 }, { label: `level 3 ${XSS}`, count: 1 }] },
+      // a critical criterion: its levels are coloured fail / pass, and the legend says which
+      { name: "c", total: 4, results: [{ label: "level 1", count: 1, good: false }, { label: "level 2", count: 1, good: true }, { label: "level 3", count: 2, good: true }] },
+    ];
+    const svg = criteriaBars({ metric: "m", criteria: rows });
+    const legend = [...svg.querySelectorAll(".rl-legend text")].map((t) => t.getAttribute("data-legend"));
+    expect(legend).toEqual(["level 1", "level 2", `level 3 ${XSS}`, "level 1", "level 2, level 3"]);
+    expect([...svg.querySelectorAll(".rl-legend rect")].slice(3).map((r) => r.getAttribute("class"))).toEqual(["rl-swatch rl-badc", "rl-swatch rl-good"]);
+    const swatches = [...svg.querySelectorAll(".rl-legend rect")].map((r) => r.getAttribute("class"));
+    const bars = [...svg.querySelectorAll("rect.rl-seg")].slice(0, 2).map((r) => r.getAttribute("class"));
+    expect(swatches.slice(0, 2).map((c) => c.replace("rl-swatch ", ""))).toEqual(bars.map((c) => c.replace("rl-seg ", "")));
+    expect(Number(svg.getAttribute("height"))).toBeGreaterThanOrEqual(3 * 20 + 18);
+    inert(svg);
   });
   it("draws per-criterion bars where answers fail, with hostile names as text", () => {
     const svg = criteriaBars(chart);
