@@ -281,7 +281,8 @@ describe("ResultTable, sharper", () => {
     const asks = requests.filter((r) => r.op === "export");
     expect(asks.map((r) => r.format)).toEqual(["csv", "jsonl"]);
     expect(asks[0].query.status).toBe("pass");
-    expect(asks[0].columns).toEqual(["__index__", "prompt", `${M}/score`]);
+    expect(asks[0].columns).toBe("all"); // every field, not only the columns shown
+    expect(el.querySelector(".rl-export-csv").title).toContain("every field");
     expect(clicks).toEqual([
       { download: "rubriclab-results.csv", href: "blob:fake" },
       { download: "rubriclab-results.jsonl", href: "blob:fake" },

@@ -71,7 +71,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
    * @param {string} format */
   function exportAs(format) {
     setStatus(`preparing ${format.toUpperCase()}…`);
-    rpc.request("export", { query: queryOf(state), columns: visibleCols().map((c) => c.key), format }, { timeout: 120_000 }).then(
+    rpc.request("export", { query: queryOf(state), columns: "all", format }, { timeout: 120_000 }).then(
       (/** @type {any} */ reply) => {
         download(String(reply.text), String(reply.filename), String(reply.mime));
         setStatus(`saved ${fmtCount(reply.rows, "row")} as ${String(reply.filename)}`);
@@ -233,8 +233,8 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const exportBox = h(
       "span",
       { class: "rl-export" },
-      h("button", { class: "rl-export-csv", title: "download the rows shown (filters and sort applied) as CSV", onclick: () => exportAs("csv") }, "⤓ CSV"),
-      h("button", { class: "rl-export-jsonl", title: "download the rows shown (filters and sort applied) as JSON Lines", onclick: () => exportAs("jsonl") }, "⤓ JSONL"),
+      h("button", { class: "rl-export-csv", title: "download the rows shown (filters and sort applied) as CSV, with every field of the result, hidden columns too", onclick: () => exportAs("csv") }, "⤓ CSV"),
+      h("button", { class: "rl-export-jsonl", title: "download the rows shown (filters and sort applied) as JSON Lines, with every field of the result, hidden columns too", onclick: () => exportAs("jsonl") }, "⤓ JSONL"),
     );
     el.append(wrap, chartsBtn, exportBox, grid.count);
     if (state.chooserOpen) toggleChooser(wrap, true);
