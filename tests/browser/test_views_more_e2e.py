@@ -72,6 +72,7 @@ CELLS = [
     "rl.CalibrationView(pairwise_agreement(jd, hu, on='question_id'), crit, judge=jd, human=hu)",
     "pass  # 4: the live run (its test sets the source and runs it)",
     "pass  # 5: the interrupted live run",
+    'short = rl.ResultTable(pointwise_result(2), title="Two rows"); short',
 ]
 
 LIVE = "live = rl.evaluate(frame(24), [check], judge=judge, display=True)\nprint('SAME', live.table is rl.display.last_live_rows(), len(live.table))"
@@ -407,3 +408,30 @@ def test_static_report_gives_prose_the_room(browser: Any, tmp_path: Any) -> None
     assert page.locator("svg.rl-chart").count() >= 3
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
     page.close()
+
+
+def test_the_columns_menu_fits_below_a_short_table(notebook: Any) -> None:
+    """On a two-row table the menu hung below the output area and was cut off: the view now
+    grows while the menu is open, so its last entry can be seen and clicked."""
+    out = output_of(notebook, 6)
+    table = out.locator(".rl-table")
+    table.locator(".rl-tr:not(.rl-loading)").first.wait_for()
+    table.locator(".rl-columns-btn").click()
+    pop = table.locator(".rl-popover")
+    pop.wait_for()
+    last = pop.locator("label").last
+    last.scroll_into_view_if_needed()
+    box, area = pop.bounding_box(), out.bounding_box()
+    assert box["y"] + box["height"] <= area["y"] + area["height"] + 1, (box, area)
+    centre = last.bounding_box()
+    hit = notebook.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y)?.closest('.rl-popover')",
+        [centre["x"] + 10, centre["y"] + centre["height"] / 2],
+    )
+    assert hit  # the entry is on top, not clipped under the next cell
+    _shot(out, "columns_menu_short_table")
+    table.locator(".rl-columns-btn").click()
+    pop.wait_for(state="detached")
+    notebook.wait_for_function(
+        "() => [...document.querySelectorAll('.rl.rl-table')].every((r) => r.style.paddingBottom === '')"
+    )

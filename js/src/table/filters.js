@@ -93,6 +93,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const existing = wrap.querySelector(".rl-popover");
     if (existing && !keepOpen) {
       existing.remove();
+      makeRoom(wrap, null);
       state.chooserOpen = false;
       return;
     }
@@ -109,6 +110,19 @@ export function createFilters(ctx, grid, { afterDraw }) {
       }),
     );
     wrap.append(pop);
+    makeRoom(wrap, pop);
+  }
+
+  /** A notebook output clips what hangs below it, so a menu taller than a short table was cut
+   *  off: while the menu is open the view grows (padding at its bottom) until the menu fits.
+   *  @param {HTMLElement} wrap @param {HTMLElement | null} pop the open menu, or null when closed */
+  function makeRoom(wrap, pop) {
+    const root = /** @type {HTMLElement | null} */ (wrap.closest(".rl"));
+    if (!root) return;
+    root.style.paddingBottom = "";
+    if (!pop) return;
+    const need = pop.getBoundingClientRect().bottom - root.getBoundingClientRect().bottom + 8;
+    if (need > 0) root.style.paddingBottom = `${Math.ceil(need)}px`;
   }
 
   function draw() {
