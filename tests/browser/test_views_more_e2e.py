@@ -419,6 +419,14 @@ def test_the_columns_menu_fits_below_a_short_table(notebook: Any) -> None:
     table.locator(".rl-columns-btn").click()
     pop = table.locator(".rl-popover")
     pop.wait_for()
+    # JupyterLab's output box scrolls (overflow auto): an overhanging menu made it scroll, i.e.
+    # the menu was cut off at the output's edge. Now nothing overflows the output box.
+    clipped = notebook.evaluate(
+        """() => { const t = [...document.querySelectorAll('.rl.rl-table')].at(-1);
+        const box = t.closest('.jp-OutputArea-output') || t.parentElement;
+        return [box.scrollHeight, box.clientHeight]; }"""
+    )
+    assert clipped[0] <= clipped[1] + 1, clipped
     last = pop.locator("label").last
     last.scroll_into_view_if_needed()
     box, area = pop.bounding_box(), out.bounding_box()
