@@ -40,11 +40,12 @@ def test_lesson_example_exact_within_one_and_output_seven() -> None:
     assert a.exact == pytest.approx(0.7)
     assert a.within_one == pytest.approx(0.9)
     assert (a.exact_count, a.within_one_count) == (7, 9)
-    assert list(a.disagreements.index) == [7]
-    assert a.disagreements.loc[7, "judge"] == 3
-    assert a.disagreements.loc[7, "human"] == 1
-    assert a.disagreements.loc[7, "difference"] == 2
-    assert "7: judge 3, human 1" in str(a)
+    # the lesson's output 7 is the 7th item: position 6, counted from 0 as result tables are
+    assert list(a.disagreements.index) == [6]
+    assert a.disagreements.loc[6, "judge"] == 3
+    assert a.disagreements.loc[6, "human"] == 1
+    assert a.disagreements.loc[6, "difference"] == 2
+    assert "6: judge 3, human 1" in str(a)
     assert "0.70 (7/10)" in str(a)
 
 
@@ -150,7 +151,15 @@ def test_missing_values_are_dropped_and_counted() -> None:
 def test_missing_values_keep_the_original_positions_in_disagreements() -> None:
     a = rl.agreement([None, 1, 3], [2, 3, 1])
     assert a.dropped == 1
-    assert list(a.disagreements.index) == [2, 3]
+    assert list(a.disagreements.index) == [1, 2]
+
+
+def test_list_positions_are_the_result_tables_row_keys() -> None:
+    """Levels read off a result table's rows come back under those rows' keys (0-based)."""
+    table = pd.DataFrame({"level": [3, 3, 1, 2]})  # a result table's index: 0..n-1
+    a = rl.agreement(table["level"].tolist(), [3, 1, 3, 2])
+    assert list(a.disagreements.index) == [1, 2] == [i for i in table.index if i in (1, 2)]
+    assert a.to_dict()["disagreements"][0]["item"] == 1
 
 
 def test_different_lengths_are_an_error() -> None:
@@ -199,12 +208,12 @@ def test_unused_scale_levels_appear_in_the_confusion_matrix() -> None:
 
 
 def test_a_score_off_the_scale_names_the_item() -> None:
-    with pytest.raises(ValueError, match=r"judge score 5 for item 2 is not on the scale"):
+    with pytest.raises(ValueError, match=r"judge score 5 for item 1 is not on the scale"):
         rl.agreement([1, 5], [1, 2], labels=[1, 2, 3])
 
 
 def test_text_levels_are_refused_with_a_hint() -> None:
-    with pytest.raises(TypeError, match="judge_scores: item 2 is 'bad', not a number"):
+    with pytest.raises(TypeError, match="judge_scores: item 1 is 'bad', not a number"):
         rl.agreement([3, "bad"], [1, 2])
 
 

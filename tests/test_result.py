@@ -194,3 +194,30 @@ def test_generated_checklists_show_no_pass_rate_in_the_demo() -> None:
     line = next(x for x in text.splitlines() if x.startswith("text_quality "))
     assert "no pass mark" in line and "%" in line
     assert "0.0% (0/" not in line
+
+
+def test_one_row_is_one_row_everywhere_people_read_the_count() -> None:
+    """'(1 rows)' read as a typo in the summary, the repr and the report."""
+    import pandas as pd
+
+    import rubriclab as rl
+    from rubriclab.widgets.report import report_html
+
+    one = rl.evaluate(
+        pd.DataFrame({"prompt": ["How long is shipping?"], "response": ["3-5 days."]}),
+        metrics=[rl.metrics.RubricMetric(rubric=rl.Rubric.checklist(["Days?"]), name="c")],
+        judge="mock",
+    )
+    assert "(1 row)" in one.summary_text() and "1 rows" not in one.summary_text()
+    assert repr(one).startswith("<EvalResult 1 row (MOCK judge); c: mean ")
+    assert "0 errors" in repr(one)
+    assert "(1 row;" in report_html({"one": one}) and "1 rows" not in report_html({"one": one})
+    assert rl.format_percent(0.5) == "50.0%"
+    from rubriclab.scale import format_count
+
+    assert [format_count(n, "row") for n in (0, 1, 2, 1234)] == [
+        "0 rows",
+        "1 row",
+        "2 rows",
+        "1,234 rows",
+    ]

@@ -197,6 +197,17 @@ def test_wilson_interval_matches_the_textbook_values() -> None:
     assert zero.rate is None and str(zero) == "n/a (0 of 0)"
 
 
+def test_wilson_bounds_at_none_or_all_are_exactly_zero_and_one() -> None:
+    """0 of 3 once printed pass_rate_low = 5.55e-17 (float residue of centre - half)."""
+    for n in range(1, 300):
+        assert wilson_interval(0, n).low == 0.0, n
+        assert wilson_interval(n, n).high == 1.0, n
+        if n > 1:  # strictly inside otherwise
+            assert wilson_interval(1, n).low > 0.0 and wilson_interval(n - 1, n).high < 1.0
+    flat = summarize([0.1, 0.2, 0.3], passed=[False, False, False]).as_flat_dict()
+    assert flat["pass_rate_low"] == 0.0 and repr(flat["pass_rate_low"]) == "0.0"
+
+
 def test_summary_excludes_unscored_rows_from_means_and_rates_and_counts_them() -> None:
     s = summarize([0.5, None, 1.0, float("nan")], passed=[False, None, True, None])
     assert (s.n, s.scored, s.errors) == (4, 2, 2)

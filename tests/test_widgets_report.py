@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,65 @@ def test_the_report_command_embeds_local_images_only_from_the_results_folder(
     args = ["report", str(received / "results.jsonl"), "-o", "r2.html"]
     assert main([*args, "--allow-images", str(private)]) == 0
     assert sum(b"PRIVATE" in b for b in embedded((tmp_path / "r2.html").read_text())) == 2
+
+
+def test_the_report_names_the_judge_once() -> None:
+    """The mock banner and the rows line both carried the judge's long description."""
+    import pandas as pd
+
+    import rubriclab as rl
+    from rubriclab.widgets.report import report_html
+
+    result = rl.evaluate(
+        pd.DataFrame({"prompt": ["a?", "b?"], "response": ["x", "y"]}),
+        metrics=[rl.metrics.RubricMetric(rubric=rl.Rubric.checklist(["Q?"]), name="c")],
+        judge="mock",
+    )
+    page = report_html({"one": result})
+    import html
+
+    described = html.escape(result.judge.split(" (")[0])
+    assert described and page.count(described) == 1, described
+    assert page.count("MOCK judge") >= 1
+
+
+def test_report_charts_have_axis_titles_and_a_legend_for_stacked_bars() -> None:
+    from rubriclab.widgets._svg import criteria_svg, histogram_svg
+
+    chart = {
+        "metric": "m",
+        "kind": "pointwise",
+        "scored": 3,
+        "histogram": [{"low": i / 10, "high": (i + 1) / 10, "count": i % 3} for i in range(10)],
+        "criteria": [
+            {
+                "name": "a",
+                "total": 3,
+                "results": [{"label": "level 1", "count": 1}, {"label": "level 2", "count": 2}],
+            },
+            {"name": "b", "total": 3, "results": [{"label": "level 1", "count": 3}]},
+            {"name": "c", "total": 3, "results": [{"label": "<b>x</b>", "count": 3}]},
+            {
+                "name": "d",
+                "total": 3,
+                "results": [
+                    {"label": "level 1", "count": 1, "good": False},
+                    {"label": "level 2", "count": 1, "good": True},
+                    {"label": "level 3", "count": 1, "good": True},
+                ],
+            },
+        ],
+    }
+    hist = histogram_svg(chart)
+    assert ">score</text>" in hist and ">rows</text>" in hist
+    assert ">verdict (both orders)</text>" in histogram_svg(
+        {**chart, "kind": "pairwise", "choices": [{"label": "candidate better", "count": 1}]}
+    )
+    bars = criteria_svg(chart)
+    legend = bars.split('<g class="rl-legend">', 1)[1]
+    # one swatch per colour, naming what it stands for; pass/fail colours say which levels
+    assert legend.count("<rect") == len(set(re.findall(r'<rect[^>]*fill="([^"]+)"', legend)))
+    assert ">level 2, level 3</text>" in legend
+    # level 1 twice: on the blue ramp, and in red below the critical level
+    assert len(re.findall(r">level 1[,<]", legend)) == 2 and 'fill="#d32f2f"' in legend
+    assert "&lt;b&gt;x&lt;/b&gt;" in legend and "<b>" not in legend

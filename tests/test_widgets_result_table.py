@@ -250,12 +250,15 @@ def test_export_is_the_filtered_sorted_view_with_full_values() -> None:
     table = ResultTable(pointwise_result(30, xss=True), columns=["prompt", "support/score"])
     query = {"status": "fail", "sort": {"key": "support/score", "desc": True}}
     view = [r[0] for r in table.page(0, 100, query)["rows"]]
-    rows = list(csv.reader(io.StringIO(table.export("csv", query))))
+    rows = list(csv.reader(io.StringIO(table.export("csv", query, columns="visible"))))
     assert rows[0] == ["index", "prompt", "support/score"]
     assert [int(r[0]) for r in rows[1:]] == view
     assert float(rows[1][2]) == table.result_table["support/score"].iloc[view[0]]
     lines = [json.loads(line) for line in table.export("jsonl", query).splitlines()]
     assert [line["index"] for line in lines] == view
+    # the download buttons' export: every field of the result, hidden columns too
+    assert list(lines[0]) == ["index", *table.result_table.columns]
+    assert "support/raw_output" in lines[0] and "support/raw_output" not in table.visible
     assert lines[0]["prompt"] == table.result_table["prompt"].iloc[view[0]]  # not capped or HTML
     with pytest.raises(ValueError, match="'csv' or 'jsonl'"):
         table.export("xlsx")

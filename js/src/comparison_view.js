@@ -3,7 +3,7 @@
 // size of their change, and a case to read both runs' critiques side by side. Model text only
 // ever enters the page as text (h() builds text nodes).
 import { h, append, mountRoot, clear, listen, field, mockBanner } from "./lib/dom.js";
-import { isNum, verdictClass } from "./lib/format.js";
+import { isNum, fmtCount, verdictClass } from "./lib/format.js";
 
 /** 0.75 -> "75.0%"; signed adds "+" to gains. @param {unknown} v @param {boolean} [signed] */
 export function pct(v, signed = false) {
@@ -184,7 +184,7 @@ function render({ model, el }) {
     append(root, [
         mockBanner(model.get("is_mock"), model.get("judge")),
         model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
-        h("div", { class: "rl-muted rl-overview" }, `${o.cases ?? 0} cases paired · only in ${names[0]}: ${o.only_a ?? 0} · only in ${names[1]}: ${o.only_b ?? 0} · errored rows left out: ${o.errored ?? 0}`),
+        h("div", { class: "rl-muted rl-overview" }, `${fmtCount(o.cases ?? 0, "case")} paired · only in ${names[0]}: ${o.only_a ?? 0} · only in ${names[1]}: ${o.only_b ?? 0} · errored rows left out: ${o.errored ?? 0}`),
         metricBars(model),
         criterionBars(model.get("criteria")),
         caseList(model),

@@ -6,7 +6,7 @@ import { textBlock } from "./lib/markdown.js";
 import { wtlBars } from "./lib/charts.js";
 import { winTieLossBar } from "./lib/summary.js";
 import { navBar } from "./lib/nav.js";
-import { fmtRate, fmtInt, fmtCount, fmtScore, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
+import { fmtRate, fmtRateOf, fmtInt, fmtCount, fmtScore, PAIRWISE_SCALE, pairwiseLabel, isNum } from "./lib/format.js";
 import { createRpc } from "./lib/rpc.js";
 import { createLabelForm } from "./lib/labels.js";
 
@@ -22,10 +22,10 @@ function totalsBlock(t) {
       { label: "ties", rate: t.tie_rate, low: t.tie_rate_low, high: t.tie_rate_high },
       { label: "baseline wins", rate: t.loss_rate, low: t.loss_rate_low, high: t.loss_rate_high },
     ], 360, `win tie loss of ${t.metric ?? ""}`),
-    h("div", { class: "rl-card-line" }, `candidate wins ${fmtCount(t.win_rate, t.wins, t.scored)} · ties ${fmtCount(t.tie_rate, t.ties, t.scored)} · baseline wins ${fmtCount(t.loss_rate, t.losses, t.scored)}`),
+    h("div", { class: "rl-card-line" }, `candidate wins ${fmtRateOf(t.win_rate, t.wins, t.scored)} · ties ${fmtRateOf(t.tie_rate, t.ties, t.scored)} · baseline wins ${fmtRateOf(t.loss_rate, t.losses, t.scored)}`),
     isNum(t.mean) ? h("div", { class: "rl-card-line", title: "+100% candidate much better … -100% baseline much better" }, `mean preference ${fmtScore(t.mean, "pairwise")} (on -100%..+100%)`) : null,
     isNum(t.swap_inconsistent) ? h("div", { class: "rl-card-line" }, `orders disagreed on ${fmtInt(t.swap_inconsistent)} of ${fmtInt(t.swap_checked)}`) : null,
-    isNum(t.errors) && t.errors > 0 ? h("div", { class: "rl-card-line" }, `${fmtInt(t.errors)} errors`) : null,
+    isNum(t.errors) && t.errors > 0 ? h("div", { class: "rl-card-line" }, fmtCount(t.errors, "error")) : null,
   );
 }
 

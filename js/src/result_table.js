@@ -6,7 +6,7 @@
 import { h, append, mountRoot, mockBanner, clear, listen } from "./lib/dom.js";
 import { createRpc } from "./lib/rpc.js";
 import { summaryCards } from "./lib/summary.js";
-import { fmtInt, isNum } from "./lib/format.js";
+import { fmtInt, fmtCount, isNum } from "./lib/format.js";
 import { newState } from "./table/state.js";
 import { createGrid } from "./table/grid.js";
 import { createFilters } from "./table/filters.js";
@@ -76,7 +76,7 @@ function render({ model, el }) {
     progress.className = `rl-progress-line rl-${p.state || "done"}`;
     append(progress, [
       h("span", { class: "rl-progress-bar", role: "progressbar", "aria-valuenow": String(pct), "aria-valuemin": "0", "aria-valuemax": "100" }, h("span", { style: `width:${pct}%` })),
-      h("span", { class: "rl-progress-text" }, `${fmtInt(p.done)} of ${fmtInt(p.total)} rows · ${fmtInt(p.errors || 0)} errors · ${word}`),
+      h("span", { class: "rl-progress-text" }, `${fmtInt(p.done)} of ${fmtCount(p.total, "row")} · ${fmtCount(p.errors || 0, "error")} · ${word}`),
       p.state === "running" ? h("span", { class: "rl-muted rl-small rl-live-hint" }, "rows in run order; sorting, filters and export work when the run ends") : null,
     ]);
   }

@@ -70,6 +70,27 @@ describe("charts", () => {
     expect(svg.querySelectorAll("rect.rl-bar").length).toBe(10);
     expect(svg.querySelectorAll("rect.rl-bar")[9].querySelector("title").textContent).toBe("90–100%: 9");
     expect([...svg.querySelectorAll("text")].map((t) => t.textContent)).toEqual(expect.arrayContaining(["0%", "50%", "100%", "9"]));
+    // axis titles: what is counted against what
+    expect([...svg.querySelectorAll("text.rl-axis-title")].map((t) => t.textContent)).toEqual(["score", "rows"]);
+    const pair = histogram({ ...chart, kind: "pairwise", choices: [{ label: "candidate better", count: 2 }] });
+    expect([...pair.querySelectorAll("text.rl-axis-title")].map((t) => t.textContent)).toEqual(["verdict (both orders)", "rows"]);
+  });
+  it("gives stacked criterion bars a legend: each result once, in its bar colour", () => {
+    const rows = [
+      { name: "a", total: 4, results: [{ label: "level 1", count: 1 }, { label: "level 2", count: 3 }] },
+      { name: "b", total: 4, results: [{ label: "level 1", count: 2 }, { label: "level 2", count: 1 }, { label: `level 3 ${XSS}`, count: 1 }] },
+      // a critical criterion: its levels are coloured fail / pass, and the legend says which
+      { name: "c", total: 4, results: [{ label: "level 1", count: 1, good: false }, { label: "level 2", count: 1, good: true }, { label: "level 3", count: 2, good: true }] },
+    ];
+    const svg = criteriaBars({ metric: "m", criteria: rows });
+    const legend = [...svg.querySelectorAll(".rl-legend text")].map((t) => t.getAttribute("data-legend"));
+    expect(legend).toEqual(["level 1", "level 2", `level 3 ${XSS}`, "level 1", "level 2, level 3"]);
+    expect([...svg.querySelectorAll(".rl-legend rect")].slice(3).map((r) => r.getAttribute("class"))).toEqual(["rl-swatch rl-badc", "rl-swatch rl-good"]);
+    const swatches = [...svg.querySelectorAll(".rl-legend rect")].map((r) => r.getAttribute("class"));
+    const bars = [...svg.querySelectorAll("rect.rl-seg")].slice(0, 2).map((r) => r.getAttribute("class"));
+    expect(swatches.slice(0, 2).map((c) => c.replace("rl-swatch ", ""))).toEqual(bars.map((c) => c.replace("rl-seg ", "")));
+    expect(Number(svg.getAttribute("height"))).toBeGreaterThanOrEqual(3 * 20 + 18);
+    inert(svg);
   });
   it("draws per-criterion bars where answers fail, with hostile names as text", () => {
     const svg = criteriaBars(chart);
@@ -273,7 +294,8 @@ describe("ResultTable, sharper", () => {
     const asks = requests.filter((r) => r.op === "export");
     expect(asks.map((r) => r.format)).toEqual(["csv", "jsonl"]);
     expect(asks[0].query.status).toBe("pass");
-    expect(asks[0].columns).toEqual(["__index__", "prompt", `${M}/score`]);
+    expect(asks[0].columns).toBe("all"); // every field, not only the columns shown
+    expect(el.querySelector(".rl-export-csv").title).toContain("every field");
     expect(clicks).toEqual([
       { download: "rubriclab-results.csv", href: "blob:fake" },
       { download: "rubriclab-results.jsonl", href: "blob:fake" },
@@ -285,7 +307,7 @@ describe("ResultTable, sharper", () => {
     });
     expect(await read(created[0])).toContain(`'=HYPERLINK`);
     expect(created[1].type).toContain("application/x-ndjson");
-    expect(el.querySelector(".rl-status").textContent).toContain("saved 1 rows as rubriclab-results.jsonl");
+    expect(el.querySelector(".rl-status").textContent).toContain("saved 1 row as rubriclab-results.jsonl");
   });
 
   it("shows long metric names on two lines with the full name on hover", () => {
@@ -352,7 +374,7 @@ describe("ResultTable, sharper", () => {
     await tick();
     await frame();
     expect(requests.slice(n).filter((r) => r.op === "page")).toEqual([]); // nothing asked of the busy kernel
-    expect(el.querySelector(".rl-progress-text").textContent).toBe("3 of 10 rows · 1 errors · running");
+    expect(el.querySelector(".rl-progress-text").textContent).toBe("3 of 10 rows · 1 error · running");
     expect(el.querySelector(".rl-export-csv").disabled).toBe(true);
     expect(el.querySelectorAll(".rl-tr").length).toBe(3);
     expect(el.querySelector('.rl-tr[data-pos="1"]').textContent).toContain("live row 1");
@@ -366,7 +388,7 @@ describe("ResultTable, sharper", () => {
     await tick();
     await tick();
     await frame();
-    expect(el.querySelector(".rl-progress-line").textContent).toBe("10 of 10 rows · 1 errors · finished");
+    expect(el.querySelector(".rl-progress-line").textContent).toBe("10 of 10 rows · 1 error · finished");
     expect(el.querySelector(".rl-export-csv").disabled).toBe(false);
     expect(requests.slice(n).some((r) => r.op === "page")).toBe(true);
   });

@@ -2,7 +2,7 @@ import { describe, it, expect, vi } from "vitest";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { h, safeUrl } from "../src/lib/dom.js";
-import { fmtScore, fmtRate, fmtCost, verdictClass, pairwiseLabel } from "../src/lib/format.js";
+import { fmtScore, fmtRate, fmtCost, fmtCount, verdictClass, pairwiseLabel } from "../src/lib/format.js";
 import { visibleRange, scrollTopFor, PageCache, MAX_SCROLL_PX } from "../src/lib/grid.js";
 import { createRpc } from "../src/lib/rpc.js";
 import { FakeModel, tick } from "./fake_model.js";
@@ -50,6 +50,11 @@ describe("format", () => {
     expect(fmtRate(null, 0, 1)).toBe("—");
     expect(fmtCost(0.0012)).toBe("$0.0012");
     expect(fmtCost(12.5)).toBe("$12.50");
+  });
+  it("puts a count's noun in the right number", () => {
+    expect(fmtCount(1, "row")).toBe("1 row");
+    expect(fmtCount(0, "row")).toBe("0 rows");
+    expect(fmtCount(1234, "error")).toBe("1,234 errors");
   });
   it("maps verdicts and pairwise scores to words", () => {
     expect(verdictClass("fail (accuracy below 2)")).toBe("rl-fail");

@@ -30,7 +30,7 @@ import pandas as pd
 
 from .columns import CRITERIA, ERROR, PASSED, SCORE, VERDICT, col, to_plain
 from .result import EvalResult, load_result, presentation
-from .scale import format_percent
+from .scale import format_count, format_percent
 
 __all__ = ["Comparison", "compare", "mcnemar_exact", "paired_bootstrap", "parse_gate", "percent"]
 
@@ -183,7 +183,7 @@ class Comparison:
         """The comparison as fixed-width text for terminals and CI logs."""
         a, b = self.names
         mock = "  [MOCK judge: not real judgments]" if self.a.is_mock or self.b.is_mock else ""
-        lines = [f"== {b} vs {a}: {len(self.table)} cases =={mock}"]
+        lines = [f"== {b} vs {a}: {format_count(len(self.table), 'case')} =={mock}"]
         pct = round(100 * self.confidence)
         for name, row in self.summary.iterrows():
             signed = self._pairwise(str(name))  # a preference on -100%..+100%: its sign shows

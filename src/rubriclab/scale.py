@@ -13,7 +13,7 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["format_percent", "format_spread", "parse_fraction"]
+__all__ = ["format_count", "format_percent", "format_spread", "parse_fraction"]
 
 
 def format_percent(value: float | None, *, digits: int = 1, signed: bool = False) -> str:
@@ -23,6 +23,12 @@ def format_percent(value: float | None, *, digits: int = 1, signed: bool = False
     number = round(100 * float(value), digits) + 0.0  # + 0.0: never print "-0.0%"
     sign = "+" if signed and number > 0 else ""
     return f"{sign}{number:.{digits}f}%"
+
+
+def format_count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 row``, ``2 rows``, ``1,234 rows``: a count with its noun in the right number."""
+    word = noun if n == 1 else (plural or f"{noun}s")
+    return f"{n:,} {word}"
 
 
 def format_spread(std: float | None, *, digits: int = 1) -> str:

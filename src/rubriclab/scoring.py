@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from .scale import format_percent, format_spread
+from .scale import format_count, format_percent, format_spread
 
 if TYPE_CHECKING:
     from .rubric import Criterion, Rubric
@@ -278,7 +278,11 @@ def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> Interval:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Interval(rate=p, low=max(0.0, centre - half), high=min(1.0, centre + half), k=k, n=n)
+    # at k = 0 (k = n) the bound is exactly 0 (1); the float sum leaves 5.55e-17 (0.99999...),
+    # which summaries, summary.json and MLflow would print as if it meant something
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return Interval(rate=p, low=low, high=high, k=k, n=n)
 
 
 #: what counts as a pass, in one line for every view that shows a pass rate (see ``Summary``)
@@ -409,7 +413,7 @@ class Summary(BaseModel):
                 f"swap-inconsistent {format_percent(self.swap_inconsistent_rate)} "
                 f"({self.swap_inconsistent}/{self.scored})"
             )
-        parts.append(f"{self.scored}/{self.n} scored, {self.errors} errors")
+        parts.append(f"{self.scored}/{self.n} scored, {format_count(self.errors, 'error')}")
         return "; ".join(parts)
 
 

@@ -72,6 +72,7 @@ CELLS = [
     "rl.CalibrationView(pairwise_agreement(jd, hu, on='question_id'), crit, judge=jd, human=hu)",
     "pass  # 4: the live run (its test sets the source and runs it)",
     "pass  # 5: the interrupted live run",
+    'short = rl.ResultTable(pointwise_result(2), title="Two rows"); short',
 ]
 
 LIVE = "live = rl.evaluate(frame(24), [check], judge=judge, display=True)\nprint('SAME', live.table is rl.display.last_live_rows(), len(live.table))"
@@ -196,10 +197,23 @@ def test_export_downloads_the_filtered_sorted_rows(notebook: Any) -> None:
     assert len(records) == shown and all(r["support/verdict"].startswith("fail") for r in records)
     assert info.value.suggested_filename == "rubriclab-results.jsonl"
     table.locator(".rl-status-filter").select_option("")
+    _wait_all_rows_drawn(notebook)  # leave the table as the next test expects it
+
+
+def _wait_all_rows_drawn(page: Any) -> None:
+    """Wait until the table shows every row again and row 0 is a drawn row (not a loading
+    placeholder): a filter reset answers from the kernel and redraws the grid after it."""
+    page.wait_for_function(
+        "() => { const t = document.querySelector('.rl-table');"
+        " const r = t && t.querySelector('.rl-tr[data-pos=\"0\"]');"
+        " return t.querySelector('.rl-count').textContent === '40 rows'"
+        " && r !== null && !r.classList.contains('rl-loading'); }"
+    )
 
 
 def test_sharper_table_resize_wrap_raw_output(notebook: Any) -> None:
     table = _table(notebook)
+    _wait_all_rows_drawn(notebook)
     head = table.locator('.rl-th[data-key="prompt"]')
     before = head.bounding_box()["width"]
     grip = head.locator(".rl-resize").bounding_box()
@@ -209,6 +223,12 @@ def test_sharper_table_resize_wrap_raw_output(notebook: Any) -> None:
     notebook.mouse.up()
     after = table.locator('.rl-th[data-key="prompt"]').bounding_box()["width"]
     assert after > before + 100
+    # the rows follow the header on their next frame: wait for that state, then measure it
+    notebook.wait_for_function(
+        """(w) => { const c = document.querySelector('.rl-table .rl-tr[data-pos="0"] [data-key="prompt"]');
+        return c !== null && Math.abs(c.getBoundingClientRect().width - w) < 2; }""",
+        arg=after,
+    )
     cell = table.locator('.rl-tr[data-pos="0"] [data-key="prompt"]')
     assert abs(cell.bounding_box()["width"] - after) < 2
     table.locator(".rl-wrap").check()
@@ -221,6 +241,11 @@ def test_sharper_table_resize_wrap_raw_output(notebook: Any) -> None:
     _shot(output_of(notebook, 1), "table_resized_wrapped_raw")
     table.locator(".rl-show-raw").uncheck()
     table.locator(".rl-wrap").uncheck()
+    table.locator('.rl-th[data-key="support/raw_output"]').wait_for(state="detached")
+    notebook.wait_for_function(
+        "() => !document.querySelector('.rl-table .rl-tr').classList.contains('rl-wrapped')"
+    )
+    _wait_all_rows_drawn(notebook)
 
 
 def test_drill_down_markdown_toggle_cached_and_copy_json(notebook: Any) -> None:
@@ -383,3 +408,38 @@ def test_static_report_gives_prose_the_room(browser: Any, tmp_path: Any) -> None
     assert page.locator("svg.rl-chart").count() >= 3
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
     page.close()
+
+
+def test_the_columns_menu_fits_below_a_short_table(notebook: Any) -> None:
+    """On a two-row table the menu hung below the output area and was cut off: the view now
+    grows while the menu is open, so its last entry can be seen and clicked."""
+    out = output_of(notebook, 6)
+    table = out.locator(".rl-table")
+    table.locator(".rl-tr:not(.rl-loading)").first.wait_for()
+    table.locator(".rl-columns-btn").click()
+    pop = table.locator(".rl-popover")
+    pop.wait_for()
+    # JupyterLab's output box scrolls (overflow auto): an overhanging menu made it scroll, i.e.
+    # the menu was cut off at the output's edge. Now nothing overflows the output box.
+    clipped = notebook.evaluate(
+        """() => { const t = [...document.querySelectorAll('.rl.rl-table')].at(-1);
+        const box = t.closest('.jp-OutputArea-output') || t.parentElement;
+        return [box.scrollHeight, box.clientHeight]; }"""
+    )
+    assert clipped[0] <= clipped[1] + 1, clipped
+    last = pop.locator("label").last
+    last.scroll_into_view_if_needed()
+    box, area = pop.bounding_box(), out.bounding_box()
+    assert box["y"] + box["height"] <= area["y"] + area["height"] + 1, (box, area)
+    centre = last.bounding_box()
+    hit = notebook.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y)?.closest('.rl-popover')",
+        [centre["x"] + 10, centre["y"] + centre["height"] / 2],
+    )
+    assert hit  # the entry is on top, not clipped under the next cell
+    _shot(out, "columns_menu_short_table")
+    table.locator(".rl-columns-btn").click()
+    pop.wait_for(state="detached")
+    notebook.wait_for_function(
+        "() => [...document.querySelectorAll('.rl.rl-table')].every((r) => r.style.paddingBottom === '')"
+    )

@@ -2,7 +2,7 @@
 // bars (where answers fail), win/tie/loss bars with their intervals. Labels (metric and criterion
 // names come from users and judges) only ever enter as text nodes; tooltips are <title> text.
 import { h } from "./dom.js";
-import { isNum, fmtInt } from "./format.js";
+import { isNum, fmtInt, fmtCount } from "./format.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -30,14 +30,14 @@ function svgRoot(cls, w, hgt, label) {
  * Score distribution: ten 10-point bins (pointwise) or the 5-point scale (pairwise).
  * @param {any} chart one metric's chart data from the kernel
  */
-export function histogram(chart, width = 300, height = 130) {
+export function histogram(chart, width = 300, height = 146) {
   const pairwise = chart.kind === "pairwise";
   const bars = pairwise
     ? (chart.choices || []).map((c) => ({ label: c.label, count: c.count }))
     : (chart.histogram || []).map((b) => ({ label: `${Math.round(100 * b.low)}–${Math.round(100 * b.high)}%`, count: b.count }));
   if (!bars.length) return null;
   const top = Math.max(1, ...bars.map((b) => b.count));
-  const left = 34, bottom = 18, topPad = 6, right = 6;
+  const left = 46, bottom = 32, topPad = 6, right = 6;
   const pw = width - left - right, ph = height - bottom - topPad;
   const step = pw / bars.length;
   const svg = svgRoot("rl-hist", width, height, `score distribution of ${chart.metric}`);
@@ -47,11 +47,16 @@ export function histogram(chart, width = 300, height = 130) {
     const bh = (ph * b.count) / top;
     svg.append(s("rect", { x: (left + i * step + 1).toFixed(1), y: (topPad + ph - bh).toFixed(1), width: Math.max(step - 2, 1).toFixed(1), height: bh.toFixed(1), class: "rl-bar", "data-label": b.label }, tip(`${b.label}: ${fmtInt(b.count)}`)));
   });
+  const tickY = topPad + ph + 12;
   if (pairwise) {
-    svg.append(s("text", { x: left, y: height - 4, class: "rl-axis" }, "candidate better"), s("text", { x: left + pw, y: height - 4, "text-anchor": "end", class: "rl-axis" }, "baseline better"));
+    svg.append(s("text", { x: left, y: tickY, class: "rl-axis" }, "candidate better"), s("text", { x: left + pw, y: tickY, "text-anchor": "end", class: "rl-axis" }, "baseline better"));
   } else {
-    for (const t of [0, 50, 100]) svg.append(s("text", { x: left + (pw * t) / 100, y: height - 4, "text-anchor": t === 0 ? "start" : t === 100 ? "end" : "middle", class: "rl-axis" }, `${t}%`));
+    for (const t of [0, 50, 100]) svg.append(s("text", { x: left + (pw * t) / 100, y: tickY, "text-anchor": t === 0 ? "start" : t === 100 ? "end" : "middle", class: "rl-axis" }, `${t}%`));
   }
+  // axis titles: what is counted (rows) against what (the score, or the pairwise verdict)
+  svg.append(s("text", { x: left + pw / 2, y: height - 3, "text-anchor": "middle", class: "rl-axis rl-axis-title" }, pairwise ? "verdict (both orders)" : "score"));
+  const yMid = topPad + ph / 2;
+  svg.append(s("text", { x: 10, y: yMid, "text-anchor": "middle", transform: `rotate(-90 10 ${yMid})`, class: "rl-axis rl-axis-title" }, "rows"));
   return svg;
 }
 
@@ -63,7 +68,18 @@ export function criteriaBars(chart, width = 460) {
   const rows = chart.criteria || [];
   if (!rows.length) return null;
   const labelW = 150, rowH = 20, barW = width - labelW - 64;
-  const svg = svgRoot("rl-crit-chart", width, rowH * rows.length + 4, `results per criterion of ${chart.metric}`);
+  const legendY = rowH * rows.length + 6;
+  // the legend's items, wrapped onto more lines at the chart's width
+  let lx = labelW, line = 0;
+  const legend = legendItems(rows).map((item) => {
+    const text = item.label.length > 24 ? `${item.label.slice(0, 23)}…` : item.label;
+    const itemW = 14 + 6.5 * text.length + 12;
+    if (lx + itemW > width && lx > labelW) (lx = labelW), (line += 1);
+    const placed = { ...item, text, x: lx, y: legendY + 18 * line };
+    lx += itemW;
+    return placed;
+  });
+  const svg = svgRoot("rl-crit-chart", width, legendY + (legend.length ? 18 * (line + 1) : 0), `results per criterion of ${chart.metric}`);
   rows.forEach((row, r) => {
     const y = r * rowH;
     const name = String(row.name ?? "");
@@ -73,7 +89,7 @@ export function criteriaBars(chart, width = 460) {
     const results = row.results || [];
     results.forEach((res, i) => {
       const w = total ? (barW * res.count) / total : 0;
-      const cls = res.good === true ? "rl-good" : res.good === false ? "rl-badc" : res.label === "tie" ? "rl-neutral" : `rl-level rl-l${Math.min(i, 4)}`;
+      const cls = segClass(res, i);
       svg.append(s("rect", { x: x.toFixed(1), y: y + 3, width: w.toFixed(1), height: rowH - 6, class: `rl-seg ${cls}`, "data-result": String(res.label) }, tip(`${name}: ${res.label} ${fmtInt(res.count)} of ${fmtInt(total)}`)));
       const short = String(res.label).replace(/^level /, "");
       if (w >= 8 * short.length + 8) svg.append(s("text", { x: (x + w / 2).toFixed(1), y: y + 14, "text-anchor": "middle", class: "rl-seg-label" }, short));
@@ -83,7 +99,33 @@ export function criteriaBars(chart, width = 460) {
     const badWord = chart.kind === "pairwise" ? "baseline" : "fail";
     if (isNum(row.bad_share)) svg.append(s("text", { x: labelW + barW + 6, y: y + 14, class: "rl-axis" }, `${pct(row.bad_share)} ${badWord}`));
   });
+  // the legend: each colour once, in the order the bars use them
+  const g = s("g", { class: "rl-legend" });
+  for (const item of legend) {
+    g.append(s("rect", { x: item.x, y: item.y + 3, width: 10, height: 10, class: `rl-swatch ${item.cls}` }), s("text", { x: item.x + 14, y: item.y + 12, class: "rl-axis", "data-legend": item.label }, item.text));
+  }
+  if (legend.length) svg.append(g);
   return svg;
+}
+
+/** The colour class of one result of a stacked bar (shared by the bars and their legend).
+ *  @param {any} res @param {number} i */
+function segClass(res, i) {
+  return res.good === true ? "rl-good" : res.good === false ? "rl-badc" : res.label === "tie" ? "rl-neutral" : `rl-level rl-l${Math.min(i, 4)}`;
+}
+
+/** Each colour once with the results it stands for (a critical criterion colours its levels
+ *  pass/fail, the others by level), in first-seen order. @param {any[]} rows */
+function legendItems(rows) {
+  /** @type {Map<string, string[]>} */
+  const seen = new Map();
+  for (const row of rows) (row.results || []).forEach((/** @type {any} */ res, /** @type {number} */ i) => {
+    const cls = segClass(res, i);
+    const labels = seen.get(cls) ?? [];
+    if (!labels.includes(String(res.label))) labels.push(String(res.label));
+    seen.set(cls, labels);
+  });
+  return [...seen].map(([cls, labels]) => ({ label: labels.join(", "), cls }));
 }
 
 /**
@@ -148,7 +190,7 @@ export function chartCard(chart) {
   return h(
     "div",
     { class: "rl-chart-card", dataset: { metric: String(chart.metric ?? "") } },
-    h("div", { class: "rl-chart-head" }, h("span", { class: "rl-card-name" }, String(chart.metric ?? "")), h("span", { class: "rl-card-kind" }, `${fmtInt(chart.scored)} scored${chart.errors ? ` · ${fmtInt(chart.errors)} errors` : ""}`)),
+    h("div", { class: "rl-chart-head" }, h("span", { class: "rl-card-name" }, String(chart.metric ?? "")), h("span", { class: "rl-card-kind" }, `${fmtInt(chart.scored)} scored${chart.errors ? ` · ${fmtCount(chart.errors, "error")}` : ""}`)),
     h("div", { class: "rl-chart-row" }, parts),
   );
 }

@@ -15,7 +15,7 @@ export function fmtScore(v, kind = "pointwise") {
 }
 
 /** "33% (1/3)": a rate with the counts behind it. @param {unknown} rate @param {unknown} k @param {unknown} n */
-export function fmtCount(rate, k, n) {
+export function fmtRateOf(rate, k, n) {
   if (!isNum(rate)) return "—";
   return isNum(k) && isNum(n) ? `${fmtPct(rate)} (${fmtInt(k)}/${fmtInt(n)})` : fmtPct(rate);
 }
@@ -51,6 +51,12 @@ export function fmtRate(rate, low, high) {
 /** @param {unknown} v */
 export function fmtInt(v) {
   return isNum(v) ? Math.round(v).toLocaleString("en-US") : "—";
+}
+
+/** "1 row", "2 rows": a count with its noun in the right number.
+ *  @param {unknown} v @param {string} noun @param {string} [plural] */
+export function fmtCount(v, noun, plural) {
+  return `${fmtInt(v)} ${v === 1 ? noun : plural ?? `${noun}s`}`;
 }
 
 /** @param {unknown} v */

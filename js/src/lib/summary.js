@@ -1,6 +1,6 @@
 // Summary cards: one per metric (mean and pass rate, or win/tie/loss with intervals).
 import { h } from "./dom.js";
-import { fmtScore, fmtRate, fmtInt, fmtCost, fmtPct, fmtStd, fmtPassRule, fmtCount, isNum } from "./format.js";
+import { fmtScore, fmtRate, fmtRateOf, fmtInt, fmtCost, fmtPct, fmtStd, fmtPassRule, fmtCount, isNum } from "./format.js";
 
 /** A win/tie/loss bar. @param {any} s */
 export function winTieLossBar(s) {
@@ -25,8 +25,8 @@ export function summaryCard(s) {
     lines.push(h("div", { class: "rl-card-big", title: "mean preference: +100% candidate much better … -100% baseline much better" }, fmtScore(s.mean, "pairwise")));
     lines.push(winTieLossBar(s));
     const iv = (/** @type {string} */ key) => (isNum(s[`${key}_low`]) && isNum(s[`${key}_high`]) ? `95% interval ${fmtPct(s[`${key}_low`])}–${fmtPct(s[`${key}_high`])}` : "");
-    lines.push(h("div", { class: "rl-card-line", title: iv("win_rate") }, `win ${fmtCount(s.win_rate, s.wins, s.scored)}`));
-    lines.push(h("div", { class: "rl-card-line", title: `${iv("tie_rate")} · ${iv("loss_rate")}` }, `tie ${fmtCount(s.tie_rate, s.ties, s.scored)} · loss ${fmtCount(s.loss_rate, s.losses, s.scored)}`));
+    lines.push(h("div", { class: "rl-card-line", title: iv("win_rate") }, `win ${fmtRateOf(s.win_rate, s.wins, s.scored)}`));
+    lines.push(h("div", { class: "rl-card-line", title: `${iv("tie_rate")} · ${iv("loss_rate")}` }, `tie ${fmtRateOf(s.tie_rate, s.ties, s.scored)} · loss ${fmtRateOf(s.loss_rate, s.losses, s.scored)}`));
   } else {
     lines.push(h("div", { class: "rl-card-big" }, fmtScore(s.mean), isNum(s.std) ? h("span", { class: "rl-card-std", title: "standard deviation of the scores" }, ` ${fmtStd(s.std)}`) : null));
     if (s.has_pass_mark === false) {
@@ -40,7 +40,7 @@ export function summaryCard(s) {
     }
   }
   const counts = [`${fmtInt(s.scored)} scored`];
-  if (isNum(s.errors) && s.errors > 0) counts.push(`${fmtInt(s.errors)} errors`);
+  if (isNum(s.errors) && s.errors > 0) counts.push(fmtCount(s.errors, "error"));
   lines.push(h("div", { class: `rl-card-line${isNum(s.errors) && s.errors > 0 ? " rl-has-errors" : ""}` }, counts.join(" · ")));
   const cost = [];
   if (isNum(s.calls) && s.calls > 0) cost.push(`${fmtInt(s.calls)} calls`);

@@ -3,7 +3,7 @@
 import { h, clear } from "../lib/dom.js";
 import { chartCard } from "../lib/charts.js";
 import { download } from "../lib/export.js";
-import { fmtInt } from "../lib/format.js";
+import { fmtCount } from "../lib/format.js";
 import { queryOf } from "./state.js";
 
 /** Outcome groups offered by the status filter, by metric kind. */
@@ -71,10 +71,10 @@ export function createFilters(ctx, grid, { afterDraw }) {
    * @param {string} format */
   function exportAs(format) {
     setStatus(`preparing ${format.toUpperCase()}…`);
-    rpc.request("export", { query: queryOf(state), columns: visibleCols().map((c) => c.key), format }, { timeout: 120_000 }).then(
+    rpc.request("export", { query: queryOf(state), columns: "all", format }, { timeout: 120_000 }).then(
       (/** @type {any} */ reply) => {
         download(String(reply.text), String(reply.filename), String(reply.mime));
-        setStatus(`saved ${fmtInt(reply.rows)} rows as ${String(reply.filename)}`);
+        setStatus(`saved ${fmtCount(reply.rows, "row")} as ${String(reply.filename)}`);
       },
       (/** @type {Error} */ err) => setStatus(`Could not export: ${err.message}`, true),
     );
@@ -93,6 +93,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const existing = wrap.querySelector(".rl-popover");
     if (existing && !keepOpen) {
       existing.remove();
+      makeRoom(wrap, null);
       state.chooserOpen = false;
       return;
     }
@@ -109,6 +110,19 @@ export function createFilters(ctx, grid, { afterDraw }) {
       }),
     );
     wrap.append(pop);
+    makeRoom(wrap, pop);
+  }
+
+  /** A notebook output clips what hangs below it, so a menu taller than a short table was cut
+   *  off: while the menu is open the view grows (padding at its bottom) until the menu fits.
+   *  @param {HTMLElement} wrap @param {HTMLElement | null} pop the open menu, or null when closed */
+  function makeRoom(wrap, pop) {
+    const root = /** @type {HTMLElement | null} */ (wrap.closest(".rl"));
+    if (!root) return;
+    root.style.paddingBottom = "";
+    if (!pop) return;
+    const need = pop.getBoundingClientRect().bottom - root.getBoundingClientRect().bottom + 8;
+    if (need > 0) root.style.paddingBottom = `${Math.ceil(need)}px`;
   }
 
   function draw() {
@@ -243,8 +257,8 @@ export function createFilters(ctx, grid, { afterDraw }) {
     const exportBox = h(
       "span",
       { class: "rl-export" },
-      h("button", { class: "rl-export-csv", title: "download the rows shown (filters and sort applied) as CSV", onclick: () => exportAs("csv") }, "⤓ CSV"),
-      h("button", { class: "rl-export-jsonl", title: "download the rows shown (filters and sort applied) as JSON Lines", onclick: () => exportAs("jsonl") }, "⤓ JSONL"),
+      h("button", { class: "rl-export-csv", title: "download the rows shown (filters and sort applied) as CSV, with every field of the result, hidden columns too", onclick: () => exportAs("csv") }, "⤓ CSV"),
+      h("button", { class: "rl-export-jsonl", title: "download the rows shown (filters and sort applied) as JSON Lines, with every field of the result, hidden columns too", onclick: () => exportAs("jsonl") }, "⤓ JSONL"),
     );
     el.append(wrap, chartsBtn, exportBox, grid.count);
     if (state.chooserOpen) toggleChooser(wrap, true);

@@ -3,7 +3,7 @@
 // keyboard moves. 100,000 rows cost no more DOM than 20.
 import { h, clear } from "../lib/dom.js";
 import { PageCache, visibleRange, scrollTopFor } from "../lib/grid.js";
-import { fmtScore, fmtInt, verdictClass, pairwiseLabel, isNum } from "../lib/format.js";
+import { fmtScore, fmtInt, fmtCount, verdictClass, pairwiseLabel, isNum } from "../lib/format.js";
 import { queryOf } from "./state.js";
 
 const LINE_HEIGHT = 30;
@@ -219,7 +219,7 @@ export function createGrid(ctx, { onLoaded }) {
     }
     const all = Number(model.get("total") || 0);
     clear(count);
-    count.append(cache.total == null ? "loading…" : cache.total === all ? `${fmtInt(all)} rows` : `${fmtInt(cache.total)} of ${fmtInt(all)} rows`);
+    count.append(cache.total == null ? "loading…" : cache.total === all ? fmtCount(all, "row") : `${fmtInt(cache.total)} of ${fmtCount(all, "row")}`);
   }
 
   /** @param {string} key */

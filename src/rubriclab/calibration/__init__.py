@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..columns import to_plain as _py
 from ..rubric import Rubric
+from ..scale import format_count
 from ..scoring import Interval, ScoreError, coerce_level, wilson_interval
 from .measures import Agreement, agreement, cohen_kappa, confusion_counts, pearson, spearman
 from .people import Calibration, CriterionCalibration, ReviewerAgreement, calibrate
@@ -139,7 +140,7 @@ class PairwiseAgreement:
         return out
 
     def _title(self) -> str:
-        return f"{self.sides[0]} vs {self.sides[1]}: {self.pairs} pairs"
+        return f"{self.sides[0]} vs {self.sides[1]}: {format_count(self.pairs, 'pair')}"
 
     def _lines(self) -> list[tuple[str, str]]:
         lines = [

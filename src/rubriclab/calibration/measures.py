@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import to_plain
+from ..scale import format_count
 
 __all__ = [
     "Agreement",
@@ -49,7 +50,8 @@ class Agreement:
 
     ``confusion`` has the judge's level in rows and the human's in columns, over every level of
     the scale (``labels``). ``disagreements`` lists the pairs more than one level apart, indexed
-    by the inputs' own labels: the pandas index for a Series, the 1-based position otherwise.
+    by the inputs' own labels: the pandas index for a Series, the 0-based position otherwise
+    (as a result table numbers its rows).
     """
 
     n: int
@@ -118,7 +120,7 @@ class Agreement:
 
     def _title(self) -> str:
         dropped = f", {self.dropped} dropped for a missing score" if self.dropped else ""
-        return f"Agreement on {self.n} pairs{dropped}"
+        return f"Agreement on {format_count(self.n, 'pair')}{dropped}"
 
     def __str__(self) -> str:
         lines = [self._title()]
@@ -170,8 +172,9 @@ def agreement(
 
     ``judge_scores`` and ``human_scores`` hold one number per item (lists, arrays, pandas Series
     or mappings of item to level). Items are named by the inputs' own labels: a Series' index (two
-    Series with the same labels in another order are aligned), a mapping's keys, or the 1-based
-    position for lists and arrays, so "output 7" in a list is reported as 7. A missing value
+    Series with the same labels in another order are aligned), a mapping's keys, or the 0-based
+    position for lists and arrays, as a result table numbers its rows (so the judge levels of
+    ``result.table`` rows 0..n-1 are reported as rows 0..n-1, and a list's 7th item as 6). A missing value
     (None, NaN, pd.NA) on either side drops that item, and ``dropped`` counts it. Inputs of
     different lengths are an error, not a silent truncation.
 
@@ -305,7 +308,7 @@ def _as_series(values: Any, name: str) -> tuple[pd.Series, bool]:
     array = np.asarray(values, dtype=object)
     if array.ndim != 1:
         raise ValueError(f"{name}: expected one score per item, got shape {array.shape}")
-    return pd.Series(array, index=pd.RangeIndex(1, len(array) + 1, name="position")), False
+    return pd.Series(array, index=pd.RangeIndex(len(array), name="position")), False
 
 
 def _paired(judge_scores: Any, human_scores: Any) -> tuple[pd.Series, pd.Series, pd.Index]:

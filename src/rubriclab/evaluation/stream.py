@@ -851,6 +851,10 @@ def _summaries_of(
     """Every metric's running summary and the row count, read back from the chunk files."""
     kinds = {str(m.get("name")): m.get("kind") for m in state.metrics if isinstance(m, Mapping)}
     running = {name: RunningSummary(pairwise=kind == "pairwise") for name, kind in kinds.items()}
+    for name, summary in running.items():
+        # whether rubrics have a pass mark is no column of the rows: the state noted it per chunk
+        kept = state.running.get(name)
+        summary.pass_mark = None if kept is None else kept.pass_mark
     wanted = {col(n, f) for n in kinds for f in (SCORE, PASSED, SWAP_CONSISTENT, CRITERIA, JUDGES)}
     rows = 0
     for k, part in enumerate(parts):

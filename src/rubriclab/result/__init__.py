@@ -34,7 +34,7 @@ from ..columns import (
 from ..files import atomic_path, atomic_writer
 from ..judges.base import CallTally
 from ..rubric import Rubric
-from ..scale import format_percent
+from ..scale import format_count, format_percent
 from ..scoring import PASS_RULE, Summary, summarize
 from .labels import (
     LABEL_COLUMNS,
@@ -612,7 +612,7 @@ class EvalResult:
         Every score and rate is a percent with ``%``; each rate has its counts beside it.
         """
         mock = "  [MOCK judge: not real judgments]" if self.is_mock else ""
-        head = f"== {title or 'result'} ({self.row_count} rows){mock} =="
+        head = f"== {title or 'result'} ({format_count(self.row_count, 'row')}){mock} =="
         rows: dict[str, dict[str, Any]] = {}
         notes: list[str] = []
         summaries = {info.name: self.metric_summary(info.name) for info in self.metrics}
@@ -658,8 +658,8 @@ class EvalResult:
                 parts.append(f"{info.name}: NO ROW SCORED, {s.errors} errors")
                 continue
             mean = format_percent(s.mean, signed=info.kind == "pairwise")
-            parts.append(f"{info.name}: mean {mean}, {s.errors} errors")
-        text = f"<EvalResult {self.row_count} rows{mock}; " + "; ".join(parts)
+            parts.append(f"{info.name}: mean {mean}, {format_count(s.errors, 'error')}")
+        text = f"<EvalResult {format_count(self.row_count, 'row')}{mock}; " + "; ".join(parts)
         if failed:
             first = next((e.top[0] for e in self.row_errors(top=1) if e.top), None)
             if first is not None:
@@ -935,7 +935,7 @@ class FileResult(EvalResult):
         # a streamed run of millions of rows: showing it must not load it
         text = (
             f"{self.summary_text(self.path.name)}\n"
-            f"(the {self._rows} rows stay in {str(self.path)!r}; result.table loads them)"
+            f"(the {format_count(self._rows, 'row')} stay in {str(self.path)!r}; result.table loads them)"
         )
         return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
 

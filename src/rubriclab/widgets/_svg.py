@@ -28,7 +28,7 @@ def _pct(value: Any, digits: int = 0) -> str:
     return "—" if not isinstance(value, int | float) else f"{100 * value:.{digits}f}%"
 
 
-def histogram_svg(chart: Mapping[str, Any], width: int = 360, height: int = 150) -> str:
+def histogram_svg(chart: Mapping[str, Any], width: int = 360, height: int = 164) -> str:
     """Score distribution: ten bins of 10 points (pointwise) or the 5-point scale (pairwise)."""
     if chart.get("kind") == "pairwise":
         bars = [(c["label"], c["count"]) for c in chart.get("choices", [])]
@@ -40,7 +40,7 @@ def histogram_svg(chart: Mapping[str, Any], width: int = 360, height: int = 150)
     if not bars:
         return ""
     top = max((c for _, c in bars), default=0) or 1
-    left, bottom, right, top_pad = 34, 34, 8, 18
+    left, bottom, right, top_pad = 46, 44, 8, 18
     plot_w, plot_h = width - left - right, height - bottom - top_pad
     step = plot_w / len(bars)
     out = [
@@ -79,6 +79,15 @@ def histogram_svg(chart: Mapping[str, Any], width: int = 360, height: int = 150)
             f'<text x="{left}" y="{top_pad + plot_h + 13}" fill="{_AXIS}">candidate better</text>'
             f'<text x="{left + plot_w}" y="{top_pad + plot_h + 13}" text-anchor="end" fill="{_AXIS}">baseline better</text>'
         )
+    # axis titles: what is counted (rows) against what (the score, or the pairwise verdict)
+    x_title = "verdict (both orders)" if chart.get("kind") == "pairwise" else "score"
+    y_mid = top_pad + plot_h / 2
+    out.append(
+        f'<text class="rl-axis-title" x="{left + plot_w / 2:.1f}" y="{height - 6}" '
+        f'text-anchor="middle" font-style="italic" fill="{_AXIS}">{x_title}</text>'
+        f'<text class="rl-axis-title" x="12" y="{y_mid:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {y_mid:.1f})" font-style="italic" fill="{_AXIS}">rows</text>'
+    )
     out.append("</svg>")
     return "".join(out)
 
@@ -105,7 +114,27 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
     bar_w = width - label_w - 60
     # pairwise criteria have no pass or fail: the right-hand figure is the baseline's share
     bad_word = "baseline" if chart.get("kind") == "pairwise" else "fail"
-    height = top_pad + row_h * len(rows) + 6
+    # each colour once with the results it stands for (a critical criterion colours its levels
+    # pass/fail, the others on a blue ramp), first seen first
+    by_colour: dict[str, list[str]] = {}
+    for row in rows:
+        results = row.get("results") or []
+        for i, res in enumerate(results):
+            labels = by_colour.setdefault(_colour(res, i, len(results)), [])
+            if str(res["label"]) not in labels:
+                labels.append(str(res["label"]))
+    legend = [(", ".join(labels), colour) for colour, labels in by_colour.items()]
+    legend_y = top_pad + row_h * len(rows) + 6
+    placed: list[tuple[float, int, str, str]] = []  # x, line, text, colour: wraps at the width
+    lx, line = float(label_w), 0
+    for label, colour in legend:
+        text = label if len(label) <= 24 else label[:23] + "…"
+        item_w = 14 + 6.5 * len(text) + 12
+        if lx + item_w > width and lx > label_w:
+            lx, line = float(label_w), line + 1
+        placed.append((lx, line, text, colour))
+        lx += item_w
+    height = legend_y + 18 * (placed[-1][1] + 1 if placed else 0)
     out = [
         f'<svg class="rl-chart rl-crit-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
@@ -142,7 +171,14 @@ def criteria_svg(chart: Mapping[str, Any], width: int = 560) -> str:
             out.append(
                 f'<text x="{label_w + bar_w + 6}" y="{y + 13}" fill="{_AXIS}">{_pct(bad)} {bad_word}</text>'
             )
-    out.append("</svg>")
+    out.append('<g class="rl-legend">')
+    for x, line, text, colour in placed:
+        y = legend_y + 18 * line
+        out.append(
+            f'<rect x="{x:.1f}" y="{y + 2}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{x + 14:.1f}" y="{y + 11}" fill="{_AXIS}">{_e(text)}</text>'
+        )
+    out.append("</g></svg>")
     return "".join(out)
 
 

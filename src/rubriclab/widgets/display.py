@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..columns import ERROR, field_of
+from ..scale import format_count
 from ._assets import BundleMissingError
 from ._source import as_source
 from ._static.common import esc, fmt_rate, fmt_score, fmt_std
@@ -227,7 +228,8 @@ class _LiveRun:
             else:
                 total = "?" if self.total is None else f"{self.total:,}"
                 sys.stderr.write(
-                    f"\rrubriclab: {self.done:,} of {total} rows · {self.errors:,} errors"
+                    f"\rrubriclab: {self.done:,} of {total} {'row' if self.total == 1 else 'rows'}"
+                    f" · {format_count(self.errors, 'error')}"
                 )
 
     def finish(self, result: Any) -> None:

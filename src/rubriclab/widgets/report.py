@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..files import atomic_write_text
 from ..judges.clean import clean_text
+from ..scale import format_count
 from ._cells import case_payload
 from ._charts import chart_data
 from ._source import as_source
@@ -101,7 +102,7 @@ def report_html(
     for name, result in results.items():
         out.append(
             f'<li><a href="#{anchors[name]}">{_esc(name)}</a> '
-            f'<span class="meta">({result.row_count} rows; {_esc(", ".join(result.metric_names))})'
+            f'<span class="meta">({format_count(result.row_count, "row")}; {_esc(", ".join(result.metric_names))})'
             "</span></li>"
         )
     out.append("</ul></nav>")

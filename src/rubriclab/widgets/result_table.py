@@ -168,20 +168,41 @@ class ResultTable(RubricView):
         return self._query.page(request.get("query"), start, stop, [str(c) for c in columns])
 
     def _export(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        columns = request.get("columns") or self.visible
         return self._query.export(
-            request.get("query"), [str(c) for c in columns], str(request.get("format", "csv"))
+            request.get("query"),
+            self._export_columns(request.get("columns") or "visible"),
+            str(request.get("format", "csv")),
         )
+
+    def _export_columns(self, columns: Any) -> list[str]:
+        """``"all"``: the row key and every field of the result (hidden columns, raw judge
+        output, criteria as JSON); ``"visible"``: the columns shown; or a list of keys."""
+        if columns == "all":
+            return ["__index__", *(str(c) for c in self._source.table.columns)]
+        if columns == "visible":
+            return (
+                ["__index__", *self.visible]
+                if "__index__" not in self.visible
+                else list(self.visible)
+            )
+        return [str(c) for c in columns]
 
     def _charts(self, request: Mapping[str, Any]) -> dict[str, Any]:
         positions = self._query.view(Query(request.get("query"), self._source))
         everything = len(positions) == len(self._source.table)
         return {"charts": chart_data(self._source, None if everything else positions)}
 
-    def export(self, fmt: str = "csv", query: Mapping[str, Any] | None = None) -> str:
-        """The visible columns of the rows ``query`` selects, as CSV or JSON Lines text (what
-        the view's download buttons save)."""
-        return str(self._query.export(query, list(self.visible), fmt)["text"])
+    def export(
+        self,
+        fmt: str = "csv",
+        query: Mapping[str, Any] | None = None,
+        *,
+        columns: str | Sequence[str] = "all",
+    ) -> str:
+        """The rows ``query`` selects (filtered, sorted) as CSV or JSON Lines text: every field
+        of the result by default, as the view's download buttons save them; ``columns=
+        "visible"`` for the columns shown, or a list of column keys."""
+        return str(self._query.export(query, self._export_columns(columns), fmt)["text"])
 
     def charts(self, query: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """The chart data the view draws for ``query`` (histogram, criteria, win/tie/loss)."""

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...columns import SWAP_CONSISTENT, field_of, preview
+from ...scale import format_count
 from .._cells import cell, columns_payload
 from .._source import Source
 from .common import (
@@ -113,7 +114,7 @@ def table_text(source: Source, title: str = "", max_rows: int = 10) -> str:
         lines.append(MOCK_TEXT)
     if title:
         lines.append(title)
-    lines.append(f"EvalResult: {n:,} rows; metrics: {names}")
+    lines.append(f"EvalResult: {format_count(n, 'row')}; metrics: {names}")
     if source.judge:
         lines.append(f"judge: {source.judge}")
     if source.summary:
@@ -134,14 +135,16 @@ def table_html(source: Source, title: str = "", max_rows: int = 20) -> str:
     n = len(source.table)
     out = [
         f'<div class="rubriclab-static rl-table-static" style="{WRAP}">',
-        mock_html(source.is_mock, source.judge),
+        mock_html(source.is_mock),  # the judge is named once, on the rows line below
     ]
     if title:
         out.append(
             f'<div style="font-weight:600; font-size:15px; margin-bottom:4px;">{esc(title)}</div>'
         )
     judge = f" · judge {esc(source.judge)}" if source.judge else ""
-    out.append(f'<div style="color:{MUTED}; margin-bottom:4px;">{n:,} rows{judge}</div>')
+    out.append(
+        f'<div style="color:{MUTED}; margin-bottom:4px;">{format_count(n, "row")}{judge}</div>'
+    )
     if source.summary:
         out.append(
             '<table class="rl-summary-static" style="border-collapse:collapse; margin-bottom:10px;"><thead><tr>'
