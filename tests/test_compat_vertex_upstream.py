@@ -117,3 +117,12 @@ def test_notebook_utils_take_lists_and_match_substrings(
     assert "exact_match" in out and "bleu" not in out
     with pytest.raises(ValueError, match="no metric name contains"):
         notebook_utils.display_eval_result(first, metrics=["fluency"])
+
+
+def test_rubric_generation_config_model_can_be_set_later() -> None:
+    """Issue 31 point 4: vertexai's config is a plain object (``config.model = ...`` works)."""
+    from rubriclab.compat.vertex import RubricGenerationConfig
+
+    config = RubricGenerationConfig(prompt_template="Write rubrics for {prompt}")
+    config.model = "gemini-2.5-pro"
+    assert config.model == "gemini-2.5-pro"

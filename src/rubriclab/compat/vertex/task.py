@@ -226,7 +226,7 @@ class EvalTask:
                 "already has one: drop that column, or leave out model= to judge it as it is"
             )
         if model is not None:
-            frame = await generate_responses(frame, model_for(model, default), None)
+            frame = await _generated(frame, model_for(model, default), None, model, default)
         if runnable is not None:
             frame = await run_runnable(frame, runnable)
         baselines: dict[str, pd.Series] = {}  # each pairwise metric's own baseline responses
@@ -243,10 +243,12 @@ class EvalTask:
                     )
                 known = [s for b, s in made if b is critic.baseline_model]
                 if not known:
-                    written = await generate_responses(
+                    written = await _generated(
                         frame,
                         model_for(critic.baseline_model, default),
                         {"response": "baseline_model_response"},
+                        critic.baseline_model,
+                        default,
                     )
                     known = [written["baseline_model_response"]]
                     made.append((critic.baseline_model, known[0]))
@@ -326,6 +328,22 @@ class EvalTask:
                     raise ValueError(f"row {i}: {exc}") from None
             frame["prompt"] = prompts
         return frame
+
+
+async def _generated(
+    frame: pd.DataFrame,
+    writer: Judge | Callable[[str], Any],
+    mapping: Mapping[str, str] | None,
+    given: Any,
+    default: Judge | None,
+) -> pd.DataFrame:
+    """Responses from ``writer``; a judge made here (from a name or spec) has its connections
+    closed after, so no aiohttp session is left open."""
+    try:
+        return await generate_responses(frame, writer, mapping)
+    finally:
+        if isinstance(writer, Judge) and writer is not given and writer is not default:
+            await writer.aclose()
 
 
 def _check_columns(
