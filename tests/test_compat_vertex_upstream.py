@@ -126,3 +126,55 @@ def test_rubric_generation_config_model_can_be_set_later() -> None:
     config = RubricGenerationConfig(prompt_template="Write rubrics for {prompt}")
     config.model = "gemini-2.5-pro"
     assert config.model == "gemini-2.5-pro"
+
+
+# -- PromptTemplate: upstream TestPromptTemplate ------------------------------------------------
+
+
+def test_prompt_template_init_str_and_repr() -> None:
+    """Follows ``TestPromptTemplate.test_init``, ``test_str`` and ``test_repr``."""
+    from rubriclab.compat.vertex import PromptTemplate
+
+    assert PromptTemplate("Hello, {name}!").template == "Hello, {name}!"
+    assert str(PromptTemplate("Hello, world!")) == "Hello, world!"
+    assert repr(PromptTemplate("Hello, {name}!")) == "PromptTemplate('Hello, {name}!')"
+
+
+def test_prompt_template_variables_and_format() -> None:
+    """Follows ``TestPromptTemplate.test_get_variables``, ``test_format`` and
+    ``test_format_missing_variable``."""
+    from rubriclab.compat.vertex import PromptTemplate
+
+    template = PromptTemplate("Hello, {name}! Today is {day}.")
+    assert template.variables == {"name", "day"}
+    assert str(template.assemble(name="John", day="Monday")) == "Hello, John! Today is Monday."
+    lone = PromptTemplate("Hello, {name}!")
+    assert str(lone.assemble()) == "Hello, {name}!"
+    assert lone.variables == {"name"}
+    with pytest.raises(ValueError, match="no variable 'age'"):
+        lone.assemble(age=3)
+
+
+def test_prompt_template_partial_format() -> None:
+    """Follows ``TestPromptTemplate.test_partial_format``."""
+    from rubriclab.compat.vertex import PromptTemplate
+
+    partial = PromptTemplate("Hello, {name}! Today is {day}.").assemble(name="John")
+    assert isinstance(partial, PromptTemplate)
+    assert str(partial) == "Hello, John! Today is {day}."
+    assert partial.variables == {"day"}
+    assert str(partial.assemble(day="Monday")) == "Hello, John! Today is Monday."
+
+
+def test_evaluate_takes_a_prompt_template_object(mock_judge: Any) -> None:
+    """Follows vertexai ``EvalTask.evaluate(prompt_template: Union[str, PromptTemplate])``."""
+    from rubriclab.compat.vertex import PromptTemplate
+
+    data = pd.DataFrame({"country": ["France"], "reference": ["Name the capital of France."]})
+    seen: list[str] = []
+    result = EvalTask(dataset=data, metrics=["exact_match"]).evaluate(
+        model=lambda p: seen.append(p) or p,
+        prompt_template=PromptTemplate("Name the capital of {country}."),
+    )
+    assert seen == ["Name the capital of France."]
+    assert result.metrics_table["exact_match/score"].tolist() == [1.0]

@@ -53,6 +53,7 @@ from .critique import VERTEX_FIELDS, critique
 from .generation import add_rubrics
 from .metrics import PairwiseMetric, PointwiseMetric, RubricBasedMetric
 from .notebook_utils import display_radar_plot
+from .prompt_template import PromptTemplate
 from .rows import GEN_ERROR, RUBRICS
 from .runnable import run_runnable
 
@@ -166,7 +167,7 @@ class EvalTask:
         *,
         model: ModelArg = None,
         runnable: Any = None,
-        prompt_template: str | None = None,
+        prompt_template: str | PromptTemplate | None = None,
         experiment_run_name: str | None = None,
         response_column_name: str | None = None,
         baseline_model_response_column_name: str | None = None,
@@ -200,7 +201,7 @@ class EvalTask:
         *,
         model: ModelArg = None,
         runnable: Any = None,
-        prompt_template: str | None = None,
+        prompt_template: str | PromptTemplate | None = None,
         experiment_run_name: str | None = None,
         response_column_name: str | None = None,
         baseline_model_response_column_name: str | None = None,
@@ -217,6 +218,8 @@ class EvalTask:
             not isinstance(m, ComputationMetric) for m in self.metrics
         )
         default = judge_for(task_judge, judge) if judged else None  # computation needs none
+        if isinstance(prompt_template, PromptTemplate):
+            prompt_template = prompt_template.template
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
