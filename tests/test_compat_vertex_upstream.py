@@ -178,3 +178,17 @@ def test_evaluate_takes_a_prompt_template_object(mock_judge: Any) -> None:
     )
     assert seen == ["Name the capital of France."]
     assert result.metrics_table["exact_match/score"].tolist() == [1.0]
+
+
+def test_display_radar_plot_takes_radar_range(
+    mock_judge: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Follows vertexai ``notebook_utils.display_radar_plot(..., radar_range=(0, 5))``."""
+    data = pd.DataFrame({"response": ["the cat"], "reference": ["the cat"]})
+    run = EvalTask(dataset=data, metrics=["exact_match"]).evaluate()
+    capsys.readouterr()
+    notebook_utils.display_radar_plot([("r", run)], metrics=["exact_match"], radar_range=(0, 1))
+    assert "r · exact_match" in capsys.readouterr().out
+    for bad in [(1, 0), (0,), "ab"]:
+        with pytest.raises(ValueError, match="radar_range"):
+            notebook_utils.display_radar_plot([("r", run)], radar_range=bad)  # type: ignore[arg-type]

@@ -65,11 +65,26 @@ def display_explanations(
 
 
 def display_radar_plot(
-    eval_results_with_title: Sequence[tuple[str, Any]], metrics: Sequence[str] | None = None
+    eval_results_with_title: Sequence[tuple[str, Any]],
+    metrics: Sequence[str] | None = None,
+    radar_range: tuple[float, float] = (0, 5),
 ) -> None:
     """Vertex draws a radar of summary metrics per run; we draw the same comparison as bars
-    (one per run and metric, with std or interval), which read more exactly than a radar."""
+    (one per run and metric, with std or interval), which read more exactly than a radar.
+    ``radar_range`` (vertexai's axis range) is checked, but our bars always show each mean as
+    a share of its own scale, so it does not change the chart."""
+    low, high = _range(radar_range)
+    if not low < high:
+        raise ValueError(f"radar_range must be (low, high) with low < high, got {radar_range!r}")
     display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=metrics)
+
+
+def _range(value: Any) -> tuple[float, float]:
+    try:
+        low, high = value
+        return float(low), float(high)
+    except (TypeError, ValueError):
+        raise ValueError(f"radar_range must be two numbers (low, high), got {value!r}") from None
 
 
 def display_bar_plot(
