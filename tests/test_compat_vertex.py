@@ -871,7 +871,7 @@ def test_radar_bar_plots_and_display_runs_draw_our_run_charts(
     out = capsys.readouterr().out.splitlines()
     assert [line.split(" · ")[0] for line in out] == ["run-1", "run-2"]
     assert all("rb_text_quality: mean 100.0%" in line for line in out)
-    notebook_utils.display_bar_plot([("a", first), ("b", second)], metric="rb_text_quality")
+    notebook_utils.display_bar_plot([("a", first), ("b", second)], metrics=["rb_text_quality"])
     assert capsys.readouterr().out.startswith("a · rb_text_quality: mean 100.0%")
     notebook_utils.display_radar_plot([("a", first)])
     assert "a · rb_text_quality" in capsys.readouterr().out

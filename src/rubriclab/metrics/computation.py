@@ -122,7 +122,8 @@ def _bleu_scorer() -> Any:
 
 def _bleu(response: str, reference: str) -> tuple[float, str]:
     result = _bleu_scorer().sentence_score(response, [reference])
-    return float(result.score) / 100.0, str(result)
+    # sacrebleu's 100.00000000000004 for identical text must not score above 1
+    return min(1.0, max(0.0, float(result.score) / 100.0)), str(result)
 
 
 # -- the metric ---------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from . import notebook_utils as notebook_utils
 from . import utils as utils
 from .config import AutoraterConfig, CustomOutputConfig, RubricGenerationConfig
 from .metrics import PairwiseMetric, PointwiseMetric, PredefinedRubricMetrics, RubricBasedMetric
+from .prompt_template import PromptTemplate
 from .task import EvalResult, EvalTask
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "PairwiseMetric",
     "PointwiseMetric",
     "PredefinedRubricMetrics",
+    "PromptTemplate",
     "RubricBasedMetric",
     "RubricGenerationConfig",
     "notebook_utils",

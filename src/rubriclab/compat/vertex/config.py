@@ -67,7 +67,7 @@ class CustomOutputConfig:
             raise TypeError("CustomOutputConfig: parsing_fn must be a function of list[str]")
 
 
-@dataclass(frozen=True)
+@dataclass
 class RubricGenerationConfig:
     """A ``{placeholder}`` prompt that asks for rubric questions, the judge, and the parser.
 

@@ -21,11 +21,28 @@ def _ours(eval_result: Any) -> Any:
     return inner if inner is not None and hasattr(inner, "table") else eval_result
 
 
+def _matching(ours: Any, metrics: Sequence[str] | None) -> list[str] | None:
+    """Vertex's filter: the metrics whose names contain any of the given substrings."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    names = [m.name for m in ours.metrics]
+    picked = [n for n in names if any(str(part) in n for part in metrics)]
+    if not picked:
+        raise ValueError(
+            f"no metric name contains any of {list(metrics)}; the metrics are: {', '.join(names)}"
+        )
+    return picked
+
+
 def display_eval_result(
     eval_result: Any, title: str | None = None, metrics: Sequence[str] | None = None
 ) -> None:
-    """Show the summary and the sortable, filterable result table."""
-    display.display_eval_result(_ours(eval_result), title=title, metrics=metrics)
+    """Show the summary and the sortable, filterable result table. ``metrics`` are name
+    substrings, as in vertexai (``["fluency"]`` picks ``pairwise_fluency`` too)."""
+    ours = _ours(eval_result)
+    display.display_eval_result(ours, title=title, metrics=_matching(ours, metrics))
 
 
 def display_explanations(
@@ -43,17 +60,37 @@ def display_explanations(
     ours = _ours(eval_result)
     table = ours.table
     picked = table.reset_index(drop=True).sample(n=min(num, len(table)), random_state=seed)
-    display.display_explanations(ours, num=num, metrics=metrics, rows=picked.index.tolist())
+    picked_metrics = _matching(ours, metrics)
+    display.display_explanations(ours, num=num, metrics=picked_metrics, rows=picked.index.tolist())
 
 
 def display_radar_plot(
-    eval_results_with_title: Sequence[tuple[str, Any]], metrics: Sequence[str] | None = None
+    eval_results_with_title: Sequence[tuple[str, Any]],
+    metrics: Sequence[str] | None = None,
+    radar_range: tuple[float, float] = (0, 5),
 ) -> None:
     """Vertex draws a radar of summary metrics per run; we draw the same comparison as bars
-    (one per run and metric, with std or interval), which read more exactly than a radar."""
+    (one per run and metric, with std or interval), which read more exactly than a radar.
+    ``radar_range`` (vertexai's axis range) is checked, but our bars always show each mean as
+    a share of its own scale, so it does not change the chart."""
+    low, high = _range(radar_range)
+    if not low < high:
+        raise ValueError(f"radar_range must be (low, high) with low < high, got {radar_range!r}")
     display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=metrics)
 
 
-def display_bar_plot(eval_results_with_title: Sequence[tuple[str, Any]], metric: str) -> None:
-    """One metric across runs as bars (mean score, or win rate for a pairwise metric)."""
-    display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=[metric])
+def _range(value: Any) -> tuple[float, float]:
+    try:
+        low, high = value
+        return float(low), float(high)
+    except (TypeError, ValueError):
+        raise ValueError(f"radar_range must be two numbers (low, high), got {value!r}") from None
+
+
+def display_bar_plot(
+    eval_results_with_title: Sequence[tuple[str, Any]], metrics: Sequence[str]
+) -> None:
+    """The listed metrics across runs as bars (mean score, or win rate for a pairwise metric).
+    ``metrics`` is a list, as in vertexai; one name as text is taken as a list of one."""
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    display.display_runs([(t, _ours(r)) for t, r in eval_results_with_title], metrics=names)

@@ -53,6 +53,7 @@ from .critique import VERTEX_FIELDS, critique
 from .generation import add_rubrics
 from .metrics import PairwiseMetric, PointwiseMetric, RubricBasedMetric
 from .notebook_utils import display_radar_plot
+from .prompt_template import PromptTemplate
 from .rows import GEN_ERROR, RUBRICS
 from .runnable import run_runnable
 
@@ -166,7 +167,7 @@ class EvalTask:
         *,
         model: ModelArg = None,
         runnable: Any = None,
-        prompt_template: str | None = None,
+        prompt_template: str | PromptTemplate | None = None,
         experiment_run_name: str | None = None,
         response_column_name: str | None = None,
         baseline_model_response_column_name: str | None = None,
@@ -200,7 +201,7 @@ class EvalTask:
         *,
         model: ModelArg = None,
         runnable: Any = None,
-        prompt_template: str | None = None,
+        prompt_template: str | PromptTemplate | None = None,
         experiment_run_name: str | None = None,
         response_column_name: str | None = None,
         baseline_model_response_column_name: str | None = None,
@@ -217,27 +218,47 @@ class EvalTask:
             not isinstance(m, ComputationMetric) for m in self.metrics
         )
         default = judge_for(task_judge, judge) if judged else None  # computation needs none
+        if isinstance(prompt_template, PromptTemplate):
+            prompt_template = prompt_template.template
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
+        if (model is not None or runnable is not None) and "response" in frame.columns:
+            raise ValueError(
+                "evaluate(model=...) or runnable= writes the 'response' column, and the dataset "
+                "already has one: drop that column, or leave out model= to judge it as it is"
+            )
         if model is not None:
-            frame = await generate_responses(frame, model_for(model, default), None)
+            frame = await _generated(frame, model_for(model, default), None, model, default)
         if runnable is not None:
             frame = await run_runnable(frame, runnable)
+        baselines: dict[str, pd.Series] = {}  # each pairwise metric's own baseline responses
+        made: list[tuple[Any, pd.Series]] = []
         for metric in self.metrics:
             if isinstance(metric, ComputationMetric):
                 continue
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
-            if (
-                isinstance(critic, PairwiseMetric)
-                and critic.baseline_model is not None
-                and "baseline_model_response" not in frame.columns
-            ):
-                frame = await generate_responses(
-                    frame,
-                    model_for(critic.baseline_model, default),
-                    {"response": "baseline_model_response"},
-                )
+            if isinstance(critic, PairwiseMetric) and critic.baseline_model is not None:
+                if "baseline_model_response" in frame.columns:
+                    raise ValueError(
+                        f"metric {critic.metric_name!r} has a baseline_model, and the dataset "
+                        "already has a 'baseline_model_response' column: drop one of them"
+                    )
+                known = [s for b, s in made if b is critic.baseline_model]
+                if not known:
+                    written = await _generated(
+                        frame,
+                        model_for(critic.baseline_model, default),
+                        {"response": "baseline_model_response"},
+                        critic.baseline_model,
+                        default,
+                    )
+                    known = [written["baseline_model_response"]]
+                    made.append((critic.baseline_model, known[0]))
+                baselines[critic.metric_name] = known[0]
+        if len(made) == 1:  # one baseline model: its responses are the table's baseline column
+            frame["baseline_model_response"] = made[0][1]
+        _check_columns(self.metrics, frame, baselines)
         stats = RunStats()
         infos: list[MetricInfo] = []
         any_mock = default is not None and default.is_mock
@@ -260,7 +281,10 @@ class EvalTask:
             config = critic.autorater_config
             m_judge = judge_for(config.autorater_model if config else None, task_judge, judge)
             any_mock = any_mock or m_judge.is_mock
-            done = await critique(critic, frame, m_judge, self.autorater_config, calls)
+            judged_frame = frame
+            if name in baselines:
+                judged_frame = frame.assign(baseline_model_response=baselines[name])
+            done = await critique(critic, judged_frame, m_judge, self.autorater_config, calls)
             for column, values in done.columns.items():
                 frame[column] = pd.Series(values, index=frame.index, dtype=object)
             frame[col(name, SCORE)] = frame[col(name, SCORE)].astype(float)
@@ -307,6 +331,47 @@ class EvalTask:
                     raise ValueError(f"row {i}: {exc}") from None
             frame["prompt"] = prompts
         return frame
+
+
+async def _generated(
+    frame: pd.DataFrame,
+    writer: Judge | Callable[[str], Any],
+    mapping: Mapping[str, str] | None,
+    given: Any,
+    default: Judge | None,
+) -> pd.DataFrame:
+    """Responses from ``writer``; a judge made here (from a name or spec) has its connections
+    closed after, so no aiohttp session is left open."""
+    try:
+        return await generate_responses(frame, writer, mapping)
+    finally:
+        if isinstance(writer, Judge) and writer is not given and writer is not default:
+            await writer.aclose()
+
+
+def _check_columns(
+    metrics: Sequence[Any], frame: pd.DataFrame, baselines: Mapping[str, Any]
+) -> None:
+    """A missing response or baseline column stops the run before any call (as in Vertex);
+    a missing cell stays that row's error."""
+    for metric in metrics:
+        if isinstance(metric, ComputationMetric):
+            continue
+        critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
+        wanted = [c for c in ("response", "baseline_model_response") if c in critic.placeholders]
+        if isinstance(critic, PairwiseMetric) and "baseline_model_response" not in wanted:
+            wanted.append("baseline_model_response")
+        for column in wanted:
+            if column in frame.columns or (
+                column == "baseline_model_response" and critic.metric_name in baselines
+            ):
+                continue
+            how = "model=..." if column == "response" else "baseline_model= on the metric"
+            raise ValueError(
+                f"metric {critic.metric_name!r} judges the {column!r} column, and the dataset "
+                f"has none (columns: {', '.join(map(str, frame.columns))}); add it, map yours "
+                f"with metric_column_mapping, or give {how}"
+            )
 
 
 def _computation(name: str, position: int) -> ComputationMetric:
