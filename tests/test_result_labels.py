@@ -215,3 +215,17 @@ def test_two_processes_appending_at_once_lose_nothing(tmp_path: Path) -> None:
     assert len(history) == 600
     assert sorted(history.groupby("reviewer").size().tolist()) == [300, 300]
     assert load_result(path).label_problems == []
+
+
+def test_a_labelled_result_still_pickles_and_keeps_its_labels() -> None:
+    """Results travel by pickle (Ray, multiprocessing): the label store's lock must not stop
+    them, and the labels arrive with the result, still checked against its metrics."""
+    import pickle
+
+    result = pointwise_result(3)
+    result.label(0, "pass", reviewer="ana")
+    again = pickle.loads(pickle.dumps(result))
+    assert again.labels[["row", "value", "reviewer"]].values.tolist() == [[0, "pass", "ana"]]
+    again.label(1, "fail", reviewer="bo")  # the copy's store works
+    with pytest.raises(LabelError):
+        again.label(2, "maybe", reviewer="bo")

@@ -201,13 +201,18 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _unchecked(label: Label) -> Label:
+    """The validator of a store with no result to check labels against."""
+    return label
+
+
 class LabelStore:
     """A result's labels: every label in order (``history``), the file they live in (if any),
     and the labels not yet written to a file (a result never saved)."""
 
     def __init__(self, path: Path | None = None, validator: Validator | None = None) -> None:
         self.path = path
-        self.validator = validator or (lambda label: label)
+        self.validator = validator or _unchecked
         self._history: list[Label] = []
         self._pending: list[Label] = []
         self._offset = 0
@@ -215,6 +220,16 @@ class LabelStore:
         self._raw: list[tuple[int, Any]] = []  # decoded lines not yet validated (lazy)
         self.skipped: list[str] = []
         self._warned = 0
+        self._lock = threading.RLock()
+
+    # a result travels by pickle (Ray, multiprocessing): the lock is made anew on arrival
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._lock = threading.RLock()
 
     # -- reading ---------------------------------------------------------------------------------
