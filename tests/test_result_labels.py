@@ -229,3 +229,15 @@ def test_a_labelled_result_still_pickles_and_keeps_its_labels() -> None:
     again.label(1, "fail", reviewer="bo")  # the copy's store works
     with pytest.raises(LabelError):
         again.label(2, "maybe", reviewer="bo")
+
+
+def test_exported_label_csv_never_runs_a_reviewers_comment_as_a_formula(tmp_path: Path) -> None:
+    """Comments and reviewer names come from the review page: someone else's text."""
+    import csv
+
+    result = pointwise_result(3)
+    result.label(0, "pass", reviewer="=cmd|' /C calc'!A0", comment='=HYPERLINK("evil","x")')
+    path = result.export_labels(tmp_path / "labels.csv")
+    rows = list(csv.DictReader(path.open(newline="", encoding="utf-8")))
+    assert rows[0]["comment"] == '\'=HYPERLINK("evil","x")'
+    assert rows[0]["reviewer"].startswith("'=")

@@ -40,11 +40,22 @@ __all__ = [
     "atomic_path",
     "atomic_write_text",
     "atomic_writer",
+    "defused",
     "error_text",
     "load_yaml",
     "resolve_inside",
     "short_repr",
 ]
+
+#: what a spreadsheet runs as a formula when a cell starts with it
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def defused(text: str) -> str:
+    """A CSV cell as a spreadsheet shows it, never runs it: text someone else wrote (model
+    output, column names, reviewers' comments) that starts like a formula gets an apostrophe."""
+    return "'" + text if text.startswith(CSV_FORMULA_STARTS) else text
+
 
 # -- paths confined to a folder ---------------------------------------------------------------
 

@@ -344,7 +344,10 @@ def test_a_live_run_fills_the_table_then_returns_the_same_result(notebook: Any) 
     notebook.wait_for_function(
         "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[4].querySelector('.rl-count')?.textContent === '24 rows'"
     )
-    assert "Warning" not in out.inner_text() and "never awaited" not in out.inner_text()
+    # the failed rows are told (issue 26: say so where the user looks); no other warning
+    text = out.inner_text()
+    assert "RowErrorWarning: chk: 4 of 24 rows failed" in text
+    assert text.count("Warning") == 1 and "never awaited" not in text
     _shot(out, "live_finished")
 
 

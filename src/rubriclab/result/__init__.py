@@ -31,7 +31,7 @@ from ..columns import (
     field_of,
     to_plain,
 )
-from ..files import atomic_path, atomic_writer
+from ..files import atomic_path, atomic_writer, defused
 from ..judges.base import CallTally
 from ..rubric import Rubric
 from ..scale import format_count, format_percent
@@ -394,8 +394,10 @@ class EvalResult:
         path = Path(path)
         frame = self.labels
         with atomic_writer(path) as fh:
-            if path.suffix == ".csv":
-                frame.to_csv(fh, index=False)
+            if path.suffix == ".csv":  # reviewers' names and comments are someone else's text
+                frame.map(lambda v: defused(v) if isinstance(v, str) else v).to_csv(
+                    fh, index=False, lineterminator="\r\n"
+                )
             else:
                 for record in frame.to_dict(orient="records"):
                     fh.write(json.dumps(to_plain(record), ensure_ascii=False) + "\n")

@@ -2,7 +2,9 @@
 
 Values are the result's own (scores 0-1, lists and dicts as JSON), not the capped cell text.
 CSV text cells that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, CR)
-get a leading apostrophe, so model output stays data when the file is opened in Excel.
+get a leading apostrophe, so model output stays data when the file is opened in Excel. The
+header row too: column names come from the user's data and metric names from a run config,
+both someone else's text.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ import numpy as np
 import pandas as pd
 
 from ..columns import to_plain
+from ..files import defused
 from ._cells import is_missing
 
 __all__ = ["MAX_EXPORT_ROWS", "export_rows"]
 
 MAX_EXPORT_ROWS = 1_000_000
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _value(value: Any) -> Any:
@@ -37,8 +39,8 @@ def _csv_cell(value: Any) -> Any:
         return ""
     if isinstance(value, list | dict):
         value = json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and value.startswith(_FORMULA):
-        return "'" + value
+    if isinstance(value, str):
+        return defused(value)
     return value
 
 
@@ -63,8 +65,10 @@ def export_rows(
     ]
     buffer = io.StringIO()
     if fmt == "csv":
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(names)
+        # RFC 4180 line ends: a CR or LF inside a cell is then quoted, so text such as
+        # "ok\r=HYPERLINK(...)" cannot start a row of its own in a spreadsheet
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        writer.writerow([defused(str(name)) for name in names])
         for i in range(len(positions)):
             writer.writerow([_csv_cell(col[i]) for col in data])
         mime = "text/csv"
