@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -290,7 +290,11 @@ class TemplateMetric(BaseModel):
         and read a score in [0, 1]; a row whose prompt cannot be rendered is that row's error."""
         variables = [dict(c.bound) if c.bound is not None else c.variables() for c in rows.cases]
         judge = rows.judge()  # the metric's judge, even when no row renders (the result names it)
-        return judged(self.name, await _judge_template(self, variables, judge), [judge])
+        # a trace row whose trace recorded no content is that row's error (a table row's own
+        # problems are the rubric metrics' concern: a template may not read the failing column)
+        errors = [c.error if c.bound is not None else None for c in rows.cases]
+        outcomes = await _judge_template(self, variables, judge, errors)
+        return judged(self.name, outcomes, [judge])
 
 
 @dataclass(frozen=True)
@@ -356,7 +360,10 @@ def _render_error(exc: TemplateError, template_vars: frozenset[str], row: Mappin
 
 
 async def _judge_template(
-    metric: TemplateMetric, variables_list: list[dict[str, Any]], judge: Judge
+    metric: TemplateMetric,
+    variables_list: list[dict[str, Any]],
+    judge: Judge,
+    errors: Sequence[str | None] | None = None,
 ) -> list[Outcome]:
     """Render, ask and read ``metric`` over rows of template variables.
 
@@ -371,6 +378,9 @@ async def _judge_template(
     response_format = schemas.response_format(_format_name(metric.name), SCORE_SCHEMA)
     asks: list[tuple[int, Ask]] = []
     for i, variables in enumerate(variables_list):
+        if errors is not None and errors[i]:  # the row's own content is missing (no call)
+            outcomes[i] = Outcome(error=errors[i])
+            continue
         try:
             text = template.render(
                 variables,

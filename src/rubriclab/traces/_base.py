@@ -49,6 +49,10 @@ _KIND_ALIASES: dict[str, str] = {
     "rerank": "RERANKER",
     "workflow": "CHAIN",
     "task": "CHAIN",
+    # MLflow span types, Langfuse observation types, LangSmith run types
+    "chat_model": "LLM",
+    "parser": "CHAIN",
+    "span": "CHAIN",
 }
 
 

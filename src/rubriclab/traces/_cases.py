@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..columns import preview
 from ..data import Case
+from ._content import missing_text
 from ._load import load_traces
 from ._model import Span
 from ._rows import span_row, trace_tree
@@ -198,8 +199,16 @@ def _table(rows: Sequence[_Row], partition: str) -> tuple[pd.DataFrame, list[Cas
         }
         records.append({**shown, **record, "trace_tree": tree})
         bound = {"input_span" if row.span is not None else "input_trace": row.target}
+        # a row whose trace recorded no content is an error, never a judgment over nothing
         cases.append(
-            Case(id=row.id, index=row.id, prompt=given, response=made or None, bound=bound)
+            Case(
+                id=row.id,
+                index=row.id,
+                prompt=given,
+                response=made or None,
+                bound=bound,
+                error=missing_text(row.target),
+            )
         )
     table = pd.DataFrame.from_records(records, index=[r.id for r in rows])
     table.index.name = f"{partition}_row"

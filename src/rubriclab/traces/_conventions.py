@@ -6,6 +6,7 @@ keys; this module maps either onto canonical ``Span`` fields.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -156,14 +157,35 @@ def _messages_from_events(events: Sequence[SpanEvent]) -> tuple[list[Any], list[
     return inputs, outputs
 
 
-def _derive(attrs: Mapping[str, Any], events: Sequence[SpanEvent]) -> dict[str, Any]:
-    """Canonical fields read from a span's attributes and events, whichever convention they use."""
+def _derive(
+    attrs: Mapping[str, Any], events: Sequence[SpanEvent], kind_hint: Any = None
+) -> dict[str, Any]:
+    """Canonical fields read from a span's attributes and events, whichever convention they use.
+
+    ``kind_hint`` is a kind the envelope gives outside the attributes (Phoenix's ``span_kind``).
+    """
     out: dict[str, Any] = {}
-    kind_value = _first(attrs, "openinference.span.kind", "gen_ai.operation.name")
+    kind_value = _maybe_json(
+        _first(
+            attrs,
+            "openinference.span.kind",
+            "gen_ai.operation.name",
+            "mlflow.spanType",
+            "langfuse.observation.type",
+            "langsmith.span.kind",
+        )
+    )
+    if isinstance(kind_value, str) and kind_value.startswith('"'):
+        kind_value = kind_value.strip('"')  # MLflow stores attribute values as JSON text
     kind: str | None = None
     if kind_value is not None:
         try:
             kind = _normalise_kind(kind_value)
+        except ValueError:
+            kind = None
+    if kind is None and kind_hint not in (None, "", "UNKNOWN"):
+        try:
+            kind = _normalise_kind(kind_hint)
         except ValueError:
             kind = None
     if kind is None and _first(attrs, "gen_ai.tool.name") is not None:
@@ -181,7 +203,10 @@ def _derive(attrs: Mapping[str, Any], events: Sequence[SpanEvent]) -> dict[str, 
         "llm.response.model_name",
         "llm.request.model_name",
         "embedding.model_name",
+        "langfuse.observation.model.name",
     )
+    if model is None:
+        model = _foreign_model(attrs)
     if model is not None:
         out["model"] = str(model)
 
@@ -202,6 +227,8 @@ def _derive(attrs: Mapping[str, Any], events: Sequence[SpanEvent]) -> dict[str, 
         )
     )
     tokens_total = _int_or_none(_first(attrs, "gen_ai.usage.total_tokens", "llm.token_count.total"))
+    if (tokens_in, tokens_out) == (None, None):
+        tokens_in, tokens_out, tokens_total = _foreign_usage(attrs)
     if (tokens_in, tokens_out, tokens_total) != (None, None, None):
         out["usage"] = {
             "input_tokens": tokens_in,
@@ -225,6 +252,9 @@ def _derive(attrs: Mapping[str, Any], events: Sequence[SpanEvent]) -> dict[str, 
         outputs = [
             _legacy_genai_message(m, "assistant") for m in _indexed(attrs, "gen_ai.completion")
         ]
+    if not inputs and not outputs and kind != "TOOL":
+        inputs, outputs = _foreign_messages(attrs)
+    _finish_reasons(attrs, outputs)
     system = attrs.get("gen_ai.system_instructions")
     if system is not None:
         system = _maybe_json(system)
@@ -234,11 +264,29 @@ def _derive(attrs: Mapping[str, Any], events: Sequence[SpanEvent]) -> dict[str, 
         )
 
     if kind == "TOOL":
+        result = _first(attrs, "gen_ai.tool.call.result", "output.value")
+        if attrs.get("gen_ai.tool.call.result") is not None or (
+            attrs.get("output.mime_type") == "application/json"
+        ):
+            # GenAI records the result as an object (serialized), OpenInference says its value
+            # is JSON: either way a result of 5 is the number 5
+            result = _json_value(result)
+        if result is None:
+            result = _json_value(
+                _first(
+                    attrs, "mlflow.spanOutputs", "langfuse.observation.output", "gen_ai.completion"
+                )
+            )
+        arguments = _first(attrs, "gen_ai.tool.call.arguments", "input.value")
+        if arguments is None:
+            arguments = _json_value(
+                _first(attrs, "mlflow.spanInputs", "langfuse.observation.input", "gen_ai.prompt")
+            )
         call = {
             "id": _first(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id"),
             "name": _first(attrs, "gen_ai.tool.name", "tool.name") or "",
-            "arguments": _first(attrs, "gen_ai.tool.call.arguments", "input.value"),
-            "result": _first(attrs, "gen_ai.tool.call.result", "output.value"),
+            "arguments": arguments,
+            "result": result,
         }
         out["tool_calls"] = [call]
     else:
@@ -252,6 +300,95 @@ def _derive(attrs: Mapping[str, Any], events: Sequence[SpanEvent]) -> dict[str, 
     if outputs:
         out["output_messages"] = outputs
     return out
+
+
+def _json_value(value: Any) -> Any:
+    """A value recorded as JSON text, decoded (numbers and strings too); else as it is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _finish_reasons(attrs: Mapping[str, Any], outputs: list[dict[str, Any]]) -> None:
+    """Give output messages the finish reasons the span recorded apart from them."""
+    reasons = _maybe_json(_first(attrs, "gen_ai.response.finish_reasons", "llm.finish_reason"))
+    if reasons is None:
+        return
+    listed = [reasons] if isinstance(reasons, str) else list(reasons)
+    for message, reason in zip(outputs, listed, strict=False):
+        if message.get("finish_reason") is None and reason is not None:
+            message["finish_reason"] = str(reason)
+
+
+def _chat_messages(value: Any, default_role: str) -> list[dict[str, Any]]:
+    """Messages in the shapes other tools log a model call's input or output in: a message
+    list, ``{"messages": [...]}``, an OpenAI ChatCompletion (``choices``), or plain text."""
+    value = _json_value(value)
+    if isinstance(value, Mapping):
+        if isinstance(value.get("messages"), list):
+            return _message_list(value["messages"], default_role)
+        if isinstance(value.get("choices"), list):
+            out = []
+            for choice in value["choices"]:
+                if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
+                    message = dict(choice["message"])
+                    if choice.get("finish_reason") is not None:
+                        message.setdefault("finish_reason", str(choice["finish_reason"]))
+                    out.extend(_message_list(message, default_role))
+            return out
+        if "role" in value and ("content" in value or "tool_calls" in value):
+            return _message_list(value, default_role)
+        return [{"role": default_role, "content": _as_text(value)}]
+    return _message_list(value, default_role)
+
+
+def _foreign_messages(attrs: Mapping[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Inputs and outputs as MLflow, Langfuse and LangSmith (over OTel) record them."""
+    for input_key, output_key in (
+        ("mlflow.spanInputs", "mlflow.spanOutputs"),
+        ("langfuse.observation.input", "langfuse.observation.output"),
+        ("gen_ai.prompt", "gen_ai.completion"),
+    ):
+        given, made = attrs.get(input_key), attrs.get(output_key)
+        if given is not None or made is not None:
+            inputs = _chat_messages(given, "user") if given is not None else []
+            outputs = _chat_messages(made, "assistant") if made is not None else []
+            return inputs, outputs
+    chat = _json_value(attrs.get("mlflow.chat.messages"))
+    if isinstance(chat, list) and chat:
+        messages = _message_list(chat, "user")
+        split = len(messages)
+        while split > 0 and messages[split - 1].get("role") == "assistant":
+            split -= 1
+        return messages[:split], messages[split:]
+    return [], []
+
+
+def _foreign_model(attrs: Mapping[str, Any]) -> Any:
+    for key in ("mlflow.spanOutputs", "mlflow.spanInputs"):
+        value = _json_value(attrs.get(key))
+        if isinstance(value, Mapping) and isinstance(value.get("model"), str):
+            return value["model"]
+    return None
+
+
+def _foreign_usage(attrs: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
+    usage = _json_value(
+        _first(attrs, "mlflow.chat.tokenUsage", "langfuse.observation.usage_details")
+    )
+    if not isinstance(usage, Mapping):
+        outputs = _json_value(attrs.get("mlflow.spanOutputs"))
+        usage = outputs.get("usage") if isinstance(outputs, Mapping) else None
+    if not isinstance(usage, Mapping):
+        return None, None, None
+    return (
+        _int_or_none(_first(usage, "input_tokens", "input", "prompt_tokens")),
+        _int_or_none(_first(usage, "output_tokens", "output", "completion_tokens")),
+        _int_or_none(_first(usage, "total_tokens", "total")),
+    )
 
 
 def _code_or_none(code: Any) -> str | None:

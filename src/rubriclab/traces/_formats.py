@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ._base import TraceError, _maybe_json, _time_from_unix_nano
-from ._conventions import _derive, _error_message
-from ._model import Span, SpanEvent, SpanStatus, ToolCall
+from ._conventions import _derive, _error_message, _json_value
+from ._model import Span, SpanEvent, SpanStatus
 
 
 def _build_span(fields: dict[str, Any], where: str) -> Span:
@@ -56,7 +56,7 @@ def _from_fields(
     where: str,
     explicit: Mapping[str, Any] | None = None,
 ) -> Span:
-    derived = _derive(attrs, events)
+    derived = _derive(attrs, events, base.get("kind"))
     fields = {**base, **derived, "attributes": attrs, "events": events}
     if explicit:
         fields.update({k: v for k, v in explicit.items() if v is not None})
@@ -274,11 +274,21 @@ def _span_from_record(raw: Mapping[str, Any], index: int) -> Span:
         "parent_id": _strip_0x(raw.get("parent_id")),
         "name": name if name is not None else "",
         "kind": raw.get("span_kind"),
-        "start": raw.get("start_time"),
-        "end": raw.get("end_time"),
+        "start": _record_time(raw.get("start_time"), "start_time", where),
+        "end": _record_time(raw.get("end_time"), "end_time", where),
         "status": status,
     }
     return _from_fields(base, _flatten(raw.get("attributes") or {}), events, where)
+
+
+def _record_time(value: Any, field: str, where: str) -> Any:
+    """ISO text as it is; whole nanoseconds since the epoch (MLflow 2's span dicts) as a time."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return _time_from_unix_nano(value, field)
+        except ValueError as exc:
+            raise TraceError(f"{where}: {exc}") from None
+    return value
 
 
 def _strip_0x(value: Any) -> Any:
@@ -332,13 +342,89 @@ def _record_kind(item: Any) -> str:
         return "otlp"
     if isinstance(item.get("spans"), list):
         return "trace"
-    if "spanId" in item or "startTimeUnixNano" in item:
+    data = item.get("data")
+    if isinstance(data, Mapping) and isinstance(data.get("spans"), list):
+        return "mlflow"  # an MLflow trace's JSON (trace.to_json()): info and data.spans
+    if "spanId" in item or "startTimeUnixNano" in item or "start_time_unix_nano" in item:
         return "otlp_span"
     if "context" in item or "start_time" in item:
         return "record"
     if "span_id" in item and "start" in item:
         return "canonical"
     return "unknown"
+
+
+# --------------------------------------------------------------------------------------------
+# OTLP log records: the GenAI instrumentations' message events, joined to spans by span id
+
+
+def _is_log_export(item: Any) -> bool:
+    return isinstance(item, Mapping) and _get(item, "resourceLogs", "resource_logs") is not None
+
+
+def _log_events(export: Mapping[str, Any]) -> dict[tuple[str, str], list[SpanEvent]]:
+    """Each log record that names a span, as an event of that span (its body as the event's
+    ``gen_ai.event.content``, which is where the GenAI conventions' readers look)."""
+    found: dict[tuple[str, str], list[SpanEvent]] = {}
+    for resource_logs in _get(export, "resourceLogs", "resource_logs") or []:
+        for scope_logs in _get(resource_logs, "scopeLogs", "scope_logs") or []:
+            for number, record in enumerate(_get(scope_logs, "logRecords", "log_records") or []):
+                where = f"log record #{number}"
+                try:
+                    trace_id = _otlp_id(_get(record, "traceId", "trace_id"), 16, "traceId")
+                    span_id = _otlp_id(_get(record, "spanId", "span_id"), 8, "spanId")
+                    attrs = _otlp_attributes(record.get("attributes"))
+                    body = _any_value(record.get("body"))
+                    raw_time = _get(record, "timeUnixNano", "time_unix_nano") or _get(
+                        record, "observedTimeUnixNano", "observed_time_unix_nano"
+                    )
+                    time = _event_time({"timeUnixNano": raw_time})
+                except ValueError as exc:
+                    raise TraceError(f"{where}: {exc}") from None
+                if trace_id is None or span_id is None:
+                    continue  # a log that belongs to no span: nothing to join it to
+                name = _get(record, "eventName", "event_name") or attrs.get("event.name") or ""
+                if isinstance(body, Mapping):
+                    attrs["gen_ai.event.content"] = json.dumps(body, default=str)
+                elif body is not None:
+                    attrs.setdefault("body", body)
+                found.setdefault((trace_id, span_id), []).append(
+                    SpanEvent(name=str(name), time=time, attributes=attrs)
+                )
+    return found
+
+
+def _with_log_events(span: Span, extra: list[SpanEvent], where: str) -> Span:
+    """The span again with its log records as events, and what they say read into it."""
+    events = sorted([*span.events, *extra], key=lambda e: (e.time is None, e.time))
+    derived = _derive(span.attributes, events, span.kind)
+    fields = span.model_dump(exclude={"duration_ms"})
+    fields["events"] = events
+    for key in ("input_messages", "output_messages"):
+        if not fields[key] and derived.get(key):
+            fields[key] = derived[key]
+    if span.kind != "TOOL":
+        fields["tool_calls"] = []  # read again from the output messages the logs gave
+    return _build_span(fields, where)
+
+
+def spans_and_logs(payload: Any, fmt: str) -> list[Span]:
+    """The spans in a payload, with any OTLP log records in it joined to them by span id."""
+    items = payload if isinstance(payload, list) else [payload]
+    logs = [item for item in items if _is_log_export(item)]
+    spans = _spans_from_payload([item for item in items if not _is_log_export(item)], fmt)
+    if not logs:
+        return spans
+    events: dict[tuple[str, str], list[SpanEvent]] = {}
+    for export in logs:
+        for key, found in _log_events(export).items():
+            events.setdefault(key, []).extend(found)
+    return [
+        _with_log_events(s, events[(s.trace_id, s.span_id)], _span_label(s.name, s.span_id, i))
+        if (s.trace_id, s.span_id) in events
+        else s
+        for i, s in enumerate(spans)
+    ]
 
 
 def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
@@ -351,7 +437,7 @@ def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
                 f"item #{len(spans)} is not OTLP JSON (expected 'resourceSpans' or OTLP spans); "
                 f"pass format='auto' to detect the format"
             )
-        if fmt == "spans" and kind not in ("canonical", "span", "trace"):
+        if fmt == "spans" and kind not in ("canonical", "span", "trace", "mlflow"):
             raise TraceError(
                 f"item #{len(spans)} is not a canonical span (expected trace_id, span_id, name, "
                 f"start, end); pass format='auto' to detect the format"
@@ -360,6 +446,8 @@ def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
             spans.extend(_spans_from_otlp_payload(item))
         elif kind == "trace":
             spans.extend(_spans_from_payload(item["spans"], fmt))
+        elif kind == "mlflow":
+            spans.extend(_spans_from_payload(item["data"]["spans"], fmt))
         elif kind == "otlp_span":
             spans.append(_span_from_otlp(item, len(spans)))
         elif kind == "record":
@@ -378,38 +466,118 @@ def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
     return spans
 
 
-def _link_tool_calls(spans: list[Span]) -> list[Span]:
-    """Share what one span knows about a tool call with the others that mention the same id.
+def _same_arguments(a: Any, b: Any) -> bool:
+    return a is not None and b is not None and _maybe_json(a) == _maybe_json(b)
 
-    LLM spans learn results from TOOL spans or from later tool messages; TOOL spans learn
-    arguments from the LLM request (GenAI execute_tool spans record them only on opt-in).
+
+def _match_tool_spans(
+    spans: list[Span],
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """Which requested call each TOOL span executed: {(tool span, 0): (llm span, call index)}.
+
+    By call id first; a tool span without a matching id (OpenInference records none) takes the
+    earliest unclaimed request of the same name with equal arguments, else the earliest
+    unclaimed request of the same name that started before it. Each request is claimed once.
     """
-    results: dict[str, ToolCall] = {}
-    requests: dict[str, ToolCall] = {}
-    messages: dict[str, str] = {}
+    requests = [
+        (i, j, call)
+        for i, span in enumerate(spans)
+        if span.kind != "TOOL"
+        for j, call in enumerate(span.tool_calls)
+    ]
+    by_id = {call.id: (i, j) for i, j, call in requests if call.id}
+    claimed: set[tuple[int, int]] = set()
+    matches: dict[tuple[int, int], tuple[int, int]] = {}
+    tools = sorted(
+        ((i, span) for i, span in enumerate(spans) if span.kind == "TOOL" and span.tool_calls),
+        key=lambda pair: (pair[1].start, pair[0]),
+    )
+    pending = []
+    for i, span in tools:
+        call = span.tool_calls[0]
+        if call.id and call.id in by_id and by_id[call.id] not in claimed:
+            matches[(i, 0)] = by_id[call.id]
+            claimed.add(by_id[call.id])
+        else:
+            pending.append((i, span, call))
+    for exact in (True, False):
+        still = []
+        for i, span, call in pending:
+            found = next(
+                (
+                    (ri, rj)
+                    for ri, rj, asked in requests
+                    if (ri, rj) not in claimed
+                    and asked.name == call.name
+                    and spans[ri].start <= span.start
+                    and (_same_arguments(asked.arguments, call.arguments) or not exact)
+                    and not (call.id and asked.id and call.id != asked.id)
+                ),
+                None,
+            )
+            if found is None:
+                still.append((i, span, call))
+            else:
+                matches[(i, 0)] = found
+                claimed.add(found)
+        pending = still
+    return matches
+
+
+def _link_tool_calls(spans: list[Span]) -> list[Span]:
+    """Share what one span knows about a tool call with the others that describe the same call.
+
+    TOOL spans are matched to the calls the model requested (``_match_tool_spans``); a matched
+    pair learns each other's id, arguments, result and error. Results also come from later
+    tool messages (by tool call id) when no tool span holds one; a tool message's content is
+    what the agent serialized for the model, so JSON in it is decoded (5 is the number 5).
+    """
+    matches = _match_tool_spans(spans)
+    messages: dict[str, Any] = {}
     for span in spans:
-        for call in span.tool_calls:
-            if call.id:
-                (results if span.kind == "TOOL" else requests).setdefault(call.id, call)
         for message in span.input_messages:
             if message.role == "tool" and message.tool_call_id:
                 messages.setdefault(message.tool_call_id, message.text)
+    updates: dict[tuple[int, int], dict[str, Any]] = {}
+    for (ti, tj), (ri, rj) in matches.items():
+        executed, asked = spans[ti].tool_calls[tj], spans[ri].tool_calls[rj]
+        tool_update: dict[str, Any] = {}
+        if executed.id is None and asked.id is not None:
+            tool_update["id"] = asked.id
+        if executed.arguments is None and asked.arguments is not None:
+            tool_update["arguments"] = asked.arguments
+        call_id = executed.id or asked.id
+        if executed.result is None and executed.error is None:
+            if asked.result is not None or asked.error:
+                tool_update.update(result=asked.result, error=asked.error)
+            elif call_id in messages:
+                tool_update["result"] = _json_value(messages[call_id])
+        if tool_update:
+            updates[(ti, tj)] = tool_update
+        merged_result = tool_update.get("result", executed.result)
+        merged_error = tool_update.get("error", executed.error)
+        if (
+            asked.result is None
+            and asked.error is None
+            and (merged_result is not None or merged_error)
+        ):
+            updates[(ri, rj)] = {"result": merged_result, "error": merged_error}
+    for i, span in enumerate(spans):
+        for j, call in enumerate(span.tool_calls):
+            if (i, j) in updates or call.result is not None or call.error is not None:
+                continue
+            if call.id and call.id in messages:
+                updates[(i, j)] = {"result": _json_value(messages[call.id])}
     linked = []
-    for span in spans:
-        calls = []
-        for call in span.tool_calls:
-            update: dict[str, Any] = {}
-            if call.id and span.kind == "TOOL" and call.arguments is None and call.id in requests:
-                update["arguments"] = requests[call.id].arguments
-            if call.id and span.kind != "TOOL" and call.result is None and call.error is None:
-                executed = results.get(call.id)
-                if executed is not None and (executed.result is not None or executed.error):
-                    update.update(result=executed.result, error=executed.error)
-                elif call.id in messages:
-                    update["result"] = _maybe_json(messages[call.id])
-            calls.append(call.model_copy(update=update) if update else call)
-        changed = any(a is not b for a, b in zip(calls, span.tool_calls, strict=True))
-        linked.append(span.model_copy(update={"tool_calls": calls}) if changed else span)
+    for i, span in enumerate(spans):
+        if not any((i, j) in updates for j in range(len(span.tool_calls))):
+            linked.append(span)
+            continue
+        calls = [
+            call.model_copy(update=updates[(i, j)]) if (i, j) in updates else call
+            for j, call in enumerate(span.tool_calls)
+        ]
+        linked.append(span.model_copy(update={"tool_calls": calls}))
     return linked
 
 

@@ -1,0 +1,237 @@
+"""Traces written by the real tracing libraries load with everything the program did.
+
+The fixtures in tests/fixtures/traces/real/ come from tests/traces_fixtures/generate.py: an agent
+on the OpenAI SDK calls rubriclab's fake server (which answers with two tool calls, then with
+text), instrumented by OpenInference or by the OpenTelemetry GenAI instrumentation, exported by
+the SDK's own exporters. Each ``*.truth.json`` is what the program itself saw (tool names,
+arguments, results, finish reasons, token counts, when each step ran); every test checks the
+loaded trace against it, never against numbers written here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rubriclab as rl
+from rubriclab.metrics import TemplateMetric
+from rubriclab.traces import Trace, TraceError, TraceWarning, load_traces
+
+REAL = Path(__file__).parent / "fixtures" / "traces" / "real"
+SCENARIOS = ("openinference", "genai_spans", "genai_events", "genai_nocontent")
+WITH_CONTENT = ("openinference", "genai_spans", "genai_events")
+EXPORTS = ("otlp.json", "otlp.pb", "console.txt")
+
+
+def _truth(scenario: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((REAL / f"{scenario}.truth.json").read_text("utf-8"))
+    return data
+
+
+def _sources(scenario: str, export: str) -> Any:
+    spans = REAL / f"{scenario}.{export}"
+    logs = REAL / f"{scenario}.logs.otlp.pb"
+    return [spans, logs] if logs.exists() else spans
+
+
+def _load(scenario: str, export: str) -> Trace:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        [trace] = load_traces(_sources(scenario, export))
+    return trace
+
+
+def _ns(moment: datetime) -> int:
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_tree_kinds_tokens_and_timings(scenario: str, export: str) -> None:
+    truth = _truth(scenario)
+    trace = _load(scenario, export)
+    [root] = trace.roots()
+    assert (root.name, root.kind) == ("agent", "AGENT")
+    llm = trace.find(kind="LLM")
+    tools = trace.find(kind="TOOL")
+    assert len(llm) == len(truth["llm"]) == 2
+    assert len(tools) == len(truth["tools"]) == 2
+    # parentage: every model call and tool run is a child of the agent span
+    assert all(trace.parent(s) == root for s in [*llm, *tools])
+    assert len(trace.spans) == 1 + len(llm) + len(tools)
+    assert [s.kind for s in trace.walk()] == ["AGENT", "LLM", "TOOL", "TOOL", "LLM"]
+    for span, seen in zip(llm, truth["llm"], strict=True):
+        assert span.usage is not None
+        assert (span.usage.input_tokens, span.usage.output_tokens) == (
+            seen["input_tokens"],
+            seen["output_tokens"],
+        )
+        assert span.model == "fake-model"
+    # timings: each span lies within the wall-clock bounds the program measured around it (the
+    # SDK stamps microseconds here, so allow one) and lasts at least as long as the tool slept
+    pairs = [*zip(llm, truth["llm"], strict=True), *zip(tools, truth["tools"], strict=True)]
+    for span, seen in pairs:
+        low, high = seen["within_ns"]
+        assert low - 1000 <= _ns(span.start) <= _ns(span.end) <= high + 1000, span.name
+    weather, add = tools
+    assert weather.duration_ms >= 20 and add.duration_ms >= 10
+    low, high = truth["within_ns"]
+    assert low - 1000 <= _ns(trace.start) and _ns(trace.end) <= high + 1000
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+@pytest.mark.parametrize("scenario", WITH_CONTENT)
+def test_each_tool_call_once_with_its_arguments_and_result(scenario: str, export: str) -> None:
+    truth = _truth(scenario)
+    trace = _load(scenario, export)
+    calls = trace.tool_calls()
+    assert [(c.id, c.name, c.arguments, c.result) for c in calls] == [
+        (t["id"], t["name"], t["arguments"], t["result"]) for t in truth["tools"]
+    ]
+    assert isinstance(calls[1].result, int)  # add -> 5 stays a number
+    # the model's request and the tool span describe the same two calls
+    first = trace.find(kind="LLM")[0]
+    assert [(c.id, c.name, c.arguments, c.result) for c in first.tool_calls] == [
+        (t["id"], t["name"], t["arguments"], t["result"]) for t in truth["tools"]
+    ]
+    for span, told in zip(trace.find(kind="TOOL"), truth["tools"], strict=True):
+        assert span.tool_calls[0].id == told["id"]  # OpenInference records none: matched
+        assert span.tool_calls[0].result == told["result"]
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+@pytest.mark.parametrize("scenario", WITH_CONTENT)
+def test_messages_finish_reasons_and_answer(scenario: str, export: str) -> None:
+    truth = _truth(scenario)
+    trace = _load(scenario, export)
+    llm = trace.find(kind="LLM")
+    for span, seen in zip(llm, truth["llm"], strict=True):
+        assert span.input_messages[0].role == "user"
+        assert span.input_messages[0].text == truth["question"]
+        [out] = span.output_messages
+        assert out.finish_reason == seen["finish_reason"]
+        assert out.text == (seen["text"] or "")
+        assert [(c.id, c.name, c.arguments) for c in out.tool_calls] == [
+            (c["id"], c["name"], c["arguments"]) for c in seen["tool_calls"]
+        ]
+    # the second call saw the tool results the agent sent back
+    tool_messages = [m for m in llm[1].input_messages if m.role == "tool"]
+    assert [m.tool_call_id for m in tool_messages] == [t["id"] for t in truth["tools"]]
+    assert trace.final_answer == truth["answer"]
+
+
+def test_the_grounded_template_sees_two_tool_calls_not_four() -> None:
+    trace = _load("openinference", "otlp.json")
+    rendered = rl.templates.render(
+        "Tool calls ({{ input_trace.tool_calls() | length }})", {"input_trace": trace}
+    )
+    assert rendered == "Tool calls (2)"
+
+
+# ---------------------------------------------------------------------------- content capture
+
+
+def test_genai_without_content_warns_with_the_setting_that_records_it() -> None:
+    with pytest.warns(TraceWarning) as caught:
+        [trace] = load_traces(REAL / "genai_nocontent.otlp.pb")
+    [message] = [str(w.message) for w in caught]
+    assert "2 of 2 model call span(s)" in message
+    assert "no input messages and no output messages" in message
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in message
+    assert trace.final_answer is None
+    # the tree, tokens and tool names are still there
+    assert [c.name for c in trace.tool_calls()] == ["get_weather", "add"]
+
+
+def test_events_mode_spans_alone_warn_and_with_their_logs_do_not() -> None:
+    with pytest.warns(TraceWarning, match="pass the logs export to load_traces"):
+        load_traces(REAL / "genai_events.otlp.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceWarning)
+        [trace] = load_traces(
+            [REAL / "genai_events.otlp.json", REAL / "genai_events.logs.otlp.json"]
+        )
+    assert trace.final_answer == _truth("genai_events")["answer"]
+
+
+def test_content_less_trace_is_a_row_error_not_a_judgment() -> None:
+    with pytest.warns(TraceWarning):
+        traces = load_traces(REAL / "genai_nocontent.otlp.json")
+    with_content = _load("genai_spans", "otlp.json")
+    metric = TemplateMetric(
+        name="grounded",
+        prompt_template="Final answer: {{ input_trace.final_answer }}",
+        expected_variables=["input_trace"],
+    )
+    judge = rl.Judge("mock")
+    result = rl.evaluate([*traces, with_content], metrics=[metric], judge=judge, partition="trace")
+    errors = result.table["grounded/error"]
+    empty = errors.loc[traces[0].trace_id]
+    assert "recorded no content" in empty
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in empty
+    assert result.table["grounded/score"].isna().loc[traces[0].trace_id]
+    # the trace with content is judged as usual (the control)
+    assert errors.isna().loc[with_content.trace_id]
+    assert not result.table["grounded/score"].isna().loc[with_content.trace_id]
+
+
+# ------------------------------------------------------------------------------------ sources
+
+
+def test_a_folder_of_spans_and_logs_loads_in_one_call(tmp_path: Path) -> None:
+    for name in ("genai_events.otlp.pb", "genai_events.logs.otlp.pb"):
+        shutil.copy(REAL / name, tmp_path / name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceWarning)
+        [trace] = load_traces(tmp_path)
+    assert trace.final_answer == _truth("genai_events")["answer"]
+    assert len(trace.tool_calls()) == 2
+
+
+def test_several_files_give_several_traces() -> None:
+    traces = load_traces([REAL / "openinference.otlp.pb", REAL / "genai_spans.console.txt"])
+    assert len(traces) == 2
+    assert [len(t.tool_calls()) for t in traces] == [2, 2]
+
+
+def test_protobuf_bytes_load_and_a_protobuf_file_under_another_name(tmp_path: Path) -> None:
+    data = (REAL / "openinference.otlp.pb").read_bytes()
+    [from_bytes] = load_traces(data)
+    odd = tmp_path / "export.dat"
+    odd.write_bytes(data)
+    [from_file] = load_traces(odd)
+    assert from_bytes.tree() == from_file.tree() == _load("openinference", "otlp.json").tree()
+
+
+def test_protobuf_without_opentelemetry_proto_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        sys.modules, "opentelemetry.proto.collector.trace.v1.trace_service_pb2", None
+    )
+    with pytest.raises(TraceError, match=r"pip install 'rubriclab\[traces\]'"):
+        load_traces(REAL / "openinference.otlp.pb")
+
+
+def test_bytes_that_are_neither_json_nor_otlp_are_refused(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pb"
+    junk.write_bytes(b"\xff\x00\x13 definitely not protobuf \xfe")
+    with pytest.raises(TraceError, match="neither JSON nor an OTLP protobuf export"):
+        load_traces(junk)
+
+
+def test_console_output_with_one_span_and_with_many() -> None:
+    text = (REAL / "openinference.console.txt").read_text("utf-8")
+    [trace] = load_traces(text)
+    assert len(trace.spans) == 5
+    first = text[: text.index("\n}\n") + 3]
+    [one] = load_traces(first)
+    assert len(one.spans) == 1
