@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import rubriclab as rl
@@ -25,9 +26,25 @@ from rubriclab.metrics import TemplateMetric
 from rubriclab.traces import Trace, TraceError, TraceWarning, load_traces
 
 REAL = Path(__file__).parent / "fixtures" / "traces" / "real"
-SCENARIOS = ("openinference", "genai_spans", "genai_events", "genai_nocontent")
-WITH_CONTENT = ("openinference", "genai_spans", "genai_events")
 EXPORTS = ("otlp.json", "otlp.pb", "console.txt")
+# (truth, what is loaded): every export of every generated scenario, then the other producers
+GENERATED = [
+    (scenario, f"{scenario}.{export}")
+    for scenario in ("openinference", "genai_spans", "genai_events", "genai_nocontent")
+    for export in EXPORTS
+] + [("mlflow", "mlflow.trace.json"), ("mlflow", "mlflow.search_traces.json")]
+# written from the producers' documented formats (tests/traces_fixtures/from_docs.py), over the
+# generated OpenInference run: its truth applies
+FROM_DOCS = [
+    ("openinference", "phoenix.spans.json"),
+    ("openinference", "phoenix.dataframe"),
+    ("openinference", "langfuse.otlp.json"),
+    ("openinference", "langsmith.otlp.json"),
+]
+ALL = GENERATED + FROM_DOCS
+WITH_CONTENT = [case for case in ALL if case[0] != "genai_nocontent"]
+# these formats keep no finish reason apart from a ChatCompletion
+NO_FINISH_REASON = {"langfuse.otlp.json", "langsmith.otlp.json"}
 
 
 def _truth(scenario: str) -> dict[str, Any]:
@@ -35,16 +52,26 @@ def _truth(scenario: str) -> dict[str, Any]:
     return data
 
 
-def _sources(scenario: str, export: str) -> Any:
-    spans = REAL / f"{scenario}.{export}"
-    logs = REAL / f"{scenario}.logs.otlp.pb"
-    return [spans, logs] if logs.exists() else spans
+def _phoenix_frame() -> pd.DataFrame:
+    """Phoenix's get_spans_dataframe(): times as UTC timestamps, indexed by span id."""
+    frame = pd.DataFrame(json.loads((REAL / "phoenix.dataframe.json").read_text("utf-8")))
+    for column in ("start_time", "end_time"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame.set_index("context.span_id", drop=False)
 
 
-def _load(scenario: str, export: str) -> Trace:
+def _sources(name: str) -> Any:
+    if name == "phoenix.dataframe":
+        return _phoenix_frame()
+    spans = REAL / name
+    logs = REAL / name.replace(".otlp.", ".logs.otlp.").replace(".console.txt", ".logs.otlp.pb")
+    return [spans, logs] if logs != spans and logs.exists() else spans
+
+
+def _load(name: str) -> Trace:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)
-        [trace] = load_traces(_sources(scenario, export))
+        [trace] = load_traces(_sources(name))
     return trace
 
 
@@ -53,11 +80,10 @@ def _ns(moment: datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
-@pytest.mark.parametrize("export", EXPORTS)
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_tree_kinds_tokens_and_timings(scenario: str, export: str) -> None:
+@pytest.mark.parametrize(("scenario", "name"), ALL)
+def test_tree_kinds_tokens_and_timings(scenario: str, name: str) -> None:
     truth = _truth(scenario)
-    trace = _load(scenario, export)
+    trace = _load(name)
     [root] = trace.roots()
     assert (root.name, root.kind) == ("agent", "AGENT")
     llm = trace.find(kind="LLM")
@@ -87,11 +113,10 @@ def test_tree_kinds_tokens_and_timings(scenario: str, export: str) -> None:
     assert low - 1000 <= _ns(trace.start) and _ns(trace.end) <= high + 1000
 
 
-@pytest.mark.parametrize("export", EXPORTS)
-@pytest.mark.parametrize("scenario", WITH_CONTENT)
-def test_each_tool_call_once_with_its_arguments_and_result(scenario: str, export: str) -> None:
+@pytest.mark.parametrize(("scenario", "name"), WITH_CONTENT)
+def test_each_tool_call_once_with_its_arguments_and_result(scenario: str, name: str) -> None:
     truth = _truth(scenario)
-    trace = _load(scenario, export)
+    trace = _load(name)
     calls = trace.tool_calls()
     assert [(c.id, c.name, c.arguments, c.result) for c in calls] == [
         (t["id"], t["name"], t["arguments"], t["result"]) for t in truth["tools"]
@@ -107,17 +132,17 @@ def test_each_tool_call_once_with_its_arguments_and_result(scenario: str, export
         assert span.tool_calls[0].result == told["result"]
 
 
-@pytest.mark.parametrize("export", EXPORTS)
-@pytest.mark.parametrize("scenario", WITH_CONTENT)
-def test_messages_finish_reasons_and_answer(scenario: str, export: str) -> None:
+@pytest.mark.parametrize(("scenario", "name"), WITH_CONTENT)
+def test_messages_finish_reasons_and_answer(scenario: str, name: str) -> None:
     truth = _truth(scenario)
-    trace = _load(scenario, export)
+    trace = _load(name)
     llm = trace.find(kind="LLM")
     for span, seen in zip(llm, truth["llm"], strict=True):
         assert span.input_messages[0].role == "user"
         assert span.input_messages[0].text == truth["question"]
         [out] = span.output_messages
-        assert out.finish_reason == seen["finish_reason"]
+        if name not in NO_FINISH_REASON:
+            assert out.finish_reason == seen["finish_reason"]
         assert out.text == (seen["text"] or "")
         assert [(c.id, c.name, c.arguments) for c in out.tool_calls] == [
             (c["id"], c["name"], c["arguments"]) for c in seen["tool_calls"]
@@ -129,7 +154,7 @@ def test_messages_finish_reasons_and_answer(scenario: str, export: str) -> None:
 
 
 def test_the_grounded_template_sees_two_tool_calls_not_four() -> None:
-    trace = _load("openinference", "otlp.json")
+    trace = _load("openinference.otlp.json")
     rendered = rl.templates.render(
         "Tool calls ({{ input_trace.tool_calls() | length }})", {"input_trace": trace}
     )
@@ -165,7 +190,7 @@ def test_events_mode_spans_alone_warn_and_with_their_logs_do_not() -> None:
 def test_content_less_trace_is_a_row_error_not_a_judgment() -> None:
     with pytest.warns(TraceWarning):
         traces = load_traces(REAL / "genai_nocontent.otlp.json")
-    with_content = _load("genai_spans", "otlp.json")
+    with_content = _load("genai_spans.otlp.json")
     metric = TemplateMetric(
         name="grounded",
         prompt_template="Final answer: {{ input_trace.final_answer }}",
@@ -208,7 +233,7 @@ def test_protobuf_bytes_load_and_a_protobuf_file_under_another_name(tmp_path: Pa
     odd = tmp_path / "export.dat"
     odd.write_bytes(data)
     [from_file] = load_traces(odd)
-    assert from_bytes.tree() == from_file.tree() == _load("openinference", "otlp.json").tree()
+    assert from_bytes.tree() == from_file.tree() == _load("openinference.otlp.json").tree()
 
 
 def test_protobuf_without_opentelemetry_proto_says_what_to_install(
@@ -235,3 +260,24 @@ def test_console_output_with_one_span_and_with_many() -> None:
     first = text[: text.index("\n}\n") + 3]
     [one] = load_traces(first)
     assert len(one.spans) == 1
+
+
+# ------------------------------------------------------------------------------ MLflow objects
+
+
+def test_mlflow_trace_objects_and_search_traces_frame() -> None:
+    entities = pytest.importorskip("mlflow.entities")
+    text = (REAL / "mlflow.trace.json").read_text("utf-8")
+    obj = entities.Trace.from_json(text)
+    [from_object] = load_traces(obj)
+    [from_list] = load_traces([obj])
+    frame = pd.DataFrame(json.loads((REAL / "mlflow.search_traces.json").read_text("utf-8")))
+    [from_frame] = load_traces(frame)
+    expected = _load("mlflow.trace.json")
+    assert from_object.tree() == from_list.tree() == from_frame.tree() == expected.tree()
+    assert len(from_frame.tool_calls()) == 2
+
+
+def test_a_frame_that_is_no_span_export_is_refused_by_name() -> None:
+    with pytest.raises(TraceError, match="not a span export"):
+        load_traces(pd.DataFrame({"question": ["hi"], "answer": ["hello"]}))

@@ -18,6 +18,9 @@ with the SDK's own exporters:
   (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY``; older releases took
   ``true``): spans without content, the messages as OTLP log records carrying the span ids.
 * ``genai_nocontent``: the instrumentation's default, content not captured.
+* ``mlflow``: MLflow's tracing (``mlflow.openai.autolog()``, tool and agent spans through
+  ``mlflow.start_span``), written as ``mlflow.trace.json`` (``trace.to_json()``) and
+  ``mlflow.search_traces.json`` (``mlflow.search_traces()`` as JSON records).
 
 Each writes ``<scenario>.otlp.json`` (the OTLP encoder's protobuf as JSON, as a collector's file
 exporter writes), ``<scenario>.otlp.pb`` (the protobuf bytes the OTLP exporters send),
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "real"
-SCENARIOS = ("openinference", "genai_spans", "genai_events", "genai_nocontent")
+SCENARIOS = ("openinference", "genai_spans", "genai_events", "genai_nocontent", "mlflow")
 QUESTION = (
     "What is the weather in Paris, and what is 2 + 3?\n"
     'call get_weather {"city": "Paris"}\n'
@@ -82,6 +85,7 @@ ENV = {
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY",
     },
     "genai_nocontent": {},
+    "mlflow": {"MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"},
 }
 
 
@@ -250,10 +254,97 @@ def run(scenario: str) -> None:
     print(f"{scenario}: {len(spans)} spans", file=sys.stderr)
 
 
+def run_mlflow() -> None:
+    import tempfile
+
+    import mlflow
+    from mlflow.entities import SpanType
+    from openai import OpenAI
+
+    from rubriclab.testing import FakeJudgeServer, tool_call_responder
+
+    store = tempfile.mkdtemp(prefix="rubriclab-mlflow-")
+    mlflow.set_tracking_uri(f"sqlite:///{store}/mlflow.db")
+    mlflow.openai.autolog()
+    truth: dict[str, Any] = {"scenario": "mlflow", "question": QUESTION, "llm": [], "tools": []}
+    functions = {"get_weather": get_weather, "add": add}
+    with FakeJudgeServer(tool_call_responder) as server:
+        client = OpenAI(base_url=server.url, api_key="sk-fixture-not-a-key", max_retries=0)
+        agent_start = _now_ns()
+        with mlflow.start_span("agent", span_type=SpanType.AGENT) as agent:
+            agent.set_inputs({"question": QUESTION})
+            messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
+            answer = ""
+            for _turn in range(3):
+                started = _now_ns()
+                response = client.chat.completions.create(
+                    model="fake-model",
+                    messages=messages,  # type: ignore[arg-type]
+                    tools=TOOLS,  # type: ignore[arg-type]
+                )
+                choice = response.choices[0]
+                assert response.usage is not None
+                truth["llm"].append(
+                    {
+                        "finish_reason": choice.finish_reason,
+                        "input_tokens": response.usage.prompt_tokens,
+                        "output_tokens": response.usage.completion_tokens,
+                        "text": choice.message.content,
+                        "tool_calls": [
+                            {
+                                "id": c.id,
+                                "name": c.function.name,
+                                "arguments": json.loads(c.function.arguments),
+                            }
+                            for c in choice.message.tool_calls or []
+                        ],
+                        "within_ns": [started, _now_ns()],
+                    }
+                )
+                if not choice.message.tool_calls:
+                    answer = choice.message.content or ""
+                    break
+                messages.append(choice.message.model_dump(exclude_none=True))
+                for call in choice.message.tool_calls:
+                    arguments = json.loads(call.function.arguments)
+                    started = _now_ns()
+                    with mlflow.start_span(call.function.name, span_type=SpanType.TOOL) as span:
+                        span.set_inputs(arguments)
+                        result = functions[call.function.name](**arguments)
+                        span.set_outputs(result)
+                    truth["tools"].append(
+                        {
+                            "id": call.id,
+                            "name": call.function.name,
+                            "arguments": arguments,
+                            "result": result,
+                            "within_ns": [started, _now_ns()],
+                        }
+                    )
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+                    )
+            agent.set_outputs(answer)
+        truth["answer"] = answer
+        truth["within_ns"] = [agent_start, _now_ns()]
+    trace_id = mlflow.get_last_active_trace_id()
+    trace = mlflow.get_trace(trace_id)
+    (OUT / "mlflow.trace.json").write_text(trace.to_json(pretty=True) + "\n")
+    frame = mlflow.search_traces()
+    (OUT / "mlflow.search_traces.json").write_text(
+        frame[["trace_id", "trace", "state", "request", "response"]].to_json(
+            orient="records", indent=1
+        )
+        + "\n"
+    )
+    (OUT / "mlflow.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    print(f"mlflow: {len(trace.data.spans)} spans", file=sys.stderr)
+
+
 def main(argv: list[str]) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    if len(argv) == 1 and argv[0] in SCENARIOS:
-        run(argv[0])
+    if len(argv) == 2 and argv[0] == "--child":
+        run_mlflow() if argv[1] == "mlflow" else run(argv[1])
         return 0
     wanted = argv or list(SCENARIOS)
     for scenario in wanted:
@@ -265,7 +356,7 @@ def main(argv: list[str]) -> int:
         for key in ENV["genai_spans"]:
             if key not in ENV[scenario]:
                 env.pop(key, None)
-        subprocess.run([sys.executable, __file__, scenario], check=True, env=env)
+        subprocess.run([sys.executable, __file__, "--child", scenario], check=True, env=env)
     return 0
 
 

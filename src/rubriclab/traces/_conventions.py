@@ -341,6 +341,9 @@ def _chat_messages(value: Any, default_role: str) -> list[dict[str, Any]]:
             return out
         if "role" in value and ("content" in value or "tool_calls" in value):
             return _message_list(value, default_role)
+        texts = [v for v in value.values() if isinstance(v, str)]
+        if len(value) == 1 and texts:  # {"question": "..."}: the text is the message
+            return [{"role": default_role, "content": texts[0]}]
         return [{"role": default_role, "content": _as_text(value)}]
     return _message_list(value, default_role)
 

@@ -30,6 +30,10 @@ def _build_span(fields: dict[str, Any], where: str) -> Span:
             for err in exc.errors()
         )
         raise TraceError(f"{where}: {problems}") from None
+    if span.kind == "TOOL" and span.tool_calls and not span.tool_calls[0].name:
+        # MLflow and Langfuse name the tool only by the span's name
+        named = span.tool_calls[0].model_copy(update={"name": span.name})
+        span = span.model_copy(update={"tool_calls": [named, *span.tool_calls[1:]]})
     if span.kind == "TOOL" and span.is_error and span.tool_calls:
         calls = [
             c.model_copy(update={"error": c.error or span.status.message or "error"})
@@ -345,6 +349,8 @@ def _record_kind(item: Any) -> str:
     data = item.get("data")
     if isinstance(data, Mapping) and isinstance(data.get("spans"), list):
         return "mlflow"  # an MLflow trace's JSON (trace.to_json()): info and data.spans
+    if "trace_id" in item and isinstance(item.get("trace"), (str, Mapping)):
+        return "mlflow_row"  # a row of mlflow.search_traces(): the trace's JSON in 'trace'
     if "spanId" in item or "startTimeUnixNano" in item or "start_time_unix_nano" in item:
         return "otlp_span"
     if "context" in item or "start_time" in item:
@@ -437,7 +443,7 @@ def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
                 f"item #{len(spans)} is not OTLP JSON (expected 'resourceSpans' or OTLP spans); "
                 f"pass format='auto' to detect the format"
             )
-        if fmt == "spans" and kind not in ("canonical", "span", "trace", "mlflow"):
+        if fmt == "spans" and kind not in ("canonical", "span", "trace", "mlflow", "mlflow_row"):
             raise TraceError(
                 f"item #{len(spans)} is not a canonical span (expected trace_id, span_id, name, "
                 f"start, end); pass format='auto' to detect the format"
@@ -448,6 +454,8 @@ def _spans_from_payload(payload: Any, fmt: str) -> list[Span]:
             spans.extend(_spans_from_payload(item["spans"], fmt))
         elif kind == "mlflow":
             spans.extend(_spans_from_payload(item["data"]["spans"], fmt))
+        elif kind == "mlflow_row":
+            spans.extend(_spans_from_payload(_parsed(item["trace"], "load_traces"), fmt))
         elif kind == "otlp_span":
             spans.append(_span_from_otlp(item, len(spans)))
         elif kind == "record":
