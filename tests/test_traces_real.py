@@ -281,3 +281,70 @@ def test_mlflow_trace_objects_and_search_traces_frame() -> None:
 def test_a_frame_that_is_no_span_export_is_refused_by_name() -> None:
     with pytest.raises(TraceError, match="not a span export"):
         load_traces(pd.DataFrame({"question": ["hi"], "answer": ["hello"]}))
+
+
+def test_hostile_nesting_is_a_one_line_error(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    with pytest.raises(TraceError, match="nests JSON too deeply"):
+        load_traces(deep)
+
+
+def _span(span_id: str, kind: str, second: int, **fields: Any) -> dict[str, Any]:
+    return {
+        "trace_id": "t1",
+        "span_id": span_id,
+        "parent_id": None if span_id == "root" else "root",
+        "name": span_id,
+        "kind": kind,
+        "start": f"2025-06-12T09:30:{second:02d}Z",
+        "end": f"2025-06-12T09:30:{second:02d}.500000Z",
+        **fields,
+    }
+
+
+def test_tool_spans_without_ids_match_by_arguments_then_by_order() -> None:
+    asked = [
+        {"id": "c1", "name": "add", "arguments": {"a": 1, "b": 2}},
+        {"id": "c2", "name": "add", "arguments": {"a": 3, "b": 4}},
+        {"id": "c3", "name": "lookup", "arguments": {"q": "x"}},
+    ]
+    spans = [
+        _span("root", "AGENT", 0),
+        _span("llm", "LLM", 1, tool_calls=asked),
+        # run in another order than asked, no ids; lookup recorded no arguments
+        _span(
+            "t_second",
+            "TOOL",
+            2,
+            tool_calls=[{"name": "add", "arguments": {"a": 3, "b": 4}, "result": 7}],
+        ),
+        _span(
+            "t_first",
+            "TOOL",
+            3,
+            tool_calls=[{"name": "add", "arguments": {"a": 1, "b": 2}, "result": 3}],
+        ),
+        _span("t_lookup", "TOOL", 4, tool_calls=[{"name": "lookup", "result": "found"}]),
+    ]
+    [trace] = load_traces(spans)
+    assert [(c.id, c.arguments, c.result) for c in trace.tool_calls()] == [
+        ("c1", {"a": 1, "b": 2}, 3),
+        ("c2", {"a": 3, "b": 4}, 7),
+        ("c3", {"q": "x"}, "found"),
+    ]
+    assert [trace.get(s).tool_calls[0].id for s in ("t_second", "t_first", "t_lookup")] == [
+        "c2",
+        "c1",
+        "c3",
+    ]
+
+
+def test_a_tool_span_that_no_request_names_is_kept_once() -> None:
+    spans = [
+        _span("root", "AGENT", 0),
+        _span("llm", "LLM", 1, tool_calls=[{"id": "c1", "name": "add", "arguments": {"a": 1}}]),
+        _span("t1", "TOOL", 2, tool_calls=[{"name": "search", "arguments": {"q": "y"}}]),
+    ]
+    [trace] = load_traces(spans)
+    assert [(c.id, c.name) for c in trace.tool_calls()] == [("c1", "add"), (None, "search")]

@@ -12,6 +12,11 @@ outside data or hand back objects with writing methods (a DataFrame) are marked
 ``jinja2.sandbox.unsafe`` so the sandbox refuses them; files are read only by the module-level
 :func:`load_traces` and :func:`example_trace`, which templates never see.
 
+What real tools write loads through :func:`load_traces`: OTLP JSON and protobuf, the SDK's
+console exporter, GenAI log records joined to their spans, Phoenix span records and frames,
+MLflow traces, Langfuse and LangSmith attributes, folders and lists of files (the README's
+"Agent traces from the tools you use" lists how to export from each).
+
 ``trace_cases`` is the data adapter ``evaluate`` uses: traces in, one row (and case) per span or
 per trace out, judged by the same metric loop as any table.
 """

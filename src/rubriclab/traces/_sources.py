@@ -70,6 +70,11 @@ def json_records(text: str, where: str) -> list[Any]:
         except ValueError as exc:
             line = text.count("\n", 0, position) + 1
             raise TraceError(f"{where} is not valid JSON (line {line}): {exc}") from None
+        except RecursionError:
+            line = text.count("\n", 0, position) + 1
+            raise TraceError(
+                f"{where} (line {line}) nests JSON too deeply to be a trace export"
+            ) from None
         items.append(value)
     if len(items) == 1 and isinstance(items[0], list):
         return list(items[0])
