@@ -11,7 +11,9 @@ loaded trace against it, never against numbers written here.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 import warnings
 from datetime import datetime, timezone
@@ -348,3 +350,63 @@ def test_a_tool_span_that_no_request_names_is_kept_once() -> None:
     ]
     [trace] = load_traces(spans)
     assert [(c.id, c.name) for c in trace.tool_calls()] == [("c1", "add"), (None, "search")]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("scenario", ["openinference", "genai_events"])
+def test_the_generator_still_writes_what_the_tests_check(scenario: str, tmp_path: Path) -> None:
+    """Run the real libraries again (the traces-test extra): fresh output passes the same checks."""
+    for module in ("openai", "opentelemetry.sdk", "openinference.instrumentation.openai"):
+        pytest.importorskip(module)
+    pytest.importorskip("opentelemetry.instrumentation.openai_v2")
+    script = Path(__file__).parent / "traces_fixtures" / "generate.py"
+    env = {**os.environ, "RUBRICLAB_TRACE_FIXTURES": str(tmp_path)}
+    subprocess.run([sys.executable, str(script), scenario], check=True, env=env, timeout=240)
+    truth = json.loads((tmp_path / f"{scenario}.truth.json").read_text("utf-8"))
+    for export in EXPORTS:
+        spans = tmp_path / f"{scenario}.{export}"
+        logs = tmp_path / f"{scenario}.logs.otlp.pb"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TraceWarning)  # content was captured: no warning
+            [trace] = load_traces([spans, logs] if logs.exists() else spans)
+        assert [(c.id, c.name, c.arguments, c.result) for c in trace.tool_calls()] == [
+            (t["id"], t["name"], t["arguments"], t["result"]) for t in truth["tools"]
+        ]
+        assert trace.final_answer == truth["answer"]
+        assert [s.usage.input_tokens for s in trace.find(kind="LLM") if s.usage] == [
+            m["input_tokens"] for m in truth["llm"]
+        ]
+
+
+def test_only_some_content_missing_warns_about_what_is_missing() -> None:
+    spans = [
+        _span("root", "AGENT", 0),
+        _span(
+            "llm",
+            "LLM",
+            1,
+            input_messages=[{"role": "user", "content": "2+2?"}],
+            output_messages=[{"role": "assistant", "content": "4"}],
+        ),
+        _span("t1", "TOOL", 2, tool_calls=[{"name": "add", "arguments": {"a": 2, "b": 2}}]),
+    ]
+    with pytest.warns(TraceWarning, match=r"1 tool span\(s\) \('t1'\) recorded no result"):
+        load_traces(spans)
+    spans[2]["tool_calls"][0]["result"] = 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceWarning)
+        load_traces(spans)  # the control: everything recorded, nothing said
+
+
+def test_span_rows_without_messages_are_row_errors() -> None:
+    with pytest.warns(TraceWarning):
+        [trace] = load_traces(REAL / "genai_nocontent.otlp.pb")
+    metric = TemplateMetric(name="step", prompt_template="Step {{ input_span.output_text }}")
+    result = rl.evaluate(trace, metrics=[metric], judge=rl.Judge("mock"), partition="span")
+    table = result.table.set_index("name", append=True)
+    errors = table["step/error"]
+    llm_rows = [row for row in errors.index if row[1].startswith("chat")]
+    assert len(llm_rows) == 2
+    assert all("recorded no messages to judge" in errors.loc[row] for row in llm_rows)
+    # the agent and tool spans are judged (their structure is what the trace has)
+    assert errors.drop(llm_rows).isna().all()

@@ -41,7 +41,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "real"
+# RUBRICLAB_TRACE_FIXTURES: write somewhere else (the tests regenerate into a temporary folder)
+OUT = Path(
+    os.environ.get("RUBRICLAB_TRACE_FIXTURES")
+    or Path(__file__).resolve().parent.parent / "fixtures" / "traces" / "real"
+)
 SCENARIOS = ("openinference", "genai_spans", "genai_events", "genai_nocontent", "mlflow")
 QUESTION = (
     "What is the weather in Paris, and what is 2 + 3?\n"

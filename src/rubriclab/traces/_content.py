@@ -38,11 +38,11 @@ def capture_hint(span: Span) -> str:
         )
     if kind == "genai":
         return (
-            "the OpenTelemetry GenAI instrumentation records no content by default: set "
-            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (content as log records: "
-            "pass the logs export to load_traces with the spans, e.g. load_traces([spans_file, "
-            "logs_file])), or with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental set "
-            "it to SPAN_ONLY to keep content on the spans"
+            "the OpenTelemetry GenAI instrumentation records no content by default: with "
+            "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental set "
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (content on the spans) "
+            "or EVENT_ONLY (older releases: true; content as log records: pass the logs export "
+            "to load_traces with the spans, e.g. load_traces([spans_file, logs_file]))"
         )
     return "turn on your instrumentation's prompt/completion capture"
 
@@ -67,6 +67,16 @@ def warn_missing_content(traces: Sequence[Trace]) -> None:
     for trace in traces:
         lacking = [(s, missing_content(s)) for s in trace.walk() if s.kind == "LLM"]
         lacking = [(s, m) for s, m in lacking if m]
+        no_result = [s for s in trace.walk() if s.kind == "TOOL" and missing_content(s)]
+        if no_result and not lacking:
+            names = ", ".join(repr(s.name) for s in no_result[:3])
+            warnings.warn(
+                f"trace {trace.trace_id}: {len(no_result)} tool span(s) ({names}) recorded no "
+                f"result, and no tool message in the trace holds one; "
+                f"{capture_hint(no_result[0])}",
+                TraceWarning,
+                stacklevel=3,
+            )
         if not lacking:
             continue
         llm_count = sum(1 for s in trace.walk() if s.kind == "LLM")
