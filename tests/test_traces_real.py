@@ -410,3 +410,8 @@ def test_span_rows_without_messages_are_row_errors() -> None:
     assert all("recorded no messages to judge" in errors.loc[row] for row in llm_rows)
     # the agent and tool spans are judged (their structure is what the trace has)
     assert errors.drop(llm_rows).isna().all()
+
+
+def test_trace_from_otlp_takes_protobuf_bytes() -> None:
+    data = (REAL / "genai_spans.otlp.pb").read_bytes()
+    assert Trace.from_otlp(data).tree() == _load("genai_spans.otlp.json").tree()

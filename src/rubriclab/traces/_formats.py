@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ._base import TraceError, _maybe_json, _time_from_unix_nano
 from ._conventions import _derive, _error_message, _json_value
 from ._model import Span, SpanEvent, SpanStatus
+from ._sources import otlp_protobuf
 
 
 def _build_span(fields: dict[str, Any], where: str) -> Span:
@@ -591,7 +592,10 @@ def _link_tool_calls(spans: list[Span]) -> list[Span]:
 
 def _parsed(value: Any, method: str) -> Any:
     if isinstance(value, (bytes, bytearray)):
-        value = value.decode("utf-8")
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:  # binary OTLP: the exporters' default encoding
+            return otlp_protobuf(bytes(value), method)
     if isinstance(value, str):
         try:
             return json.loads(value)
