@@ -890,3 +890,151 @@ def test_compute_exact_match_metric() -> None:
     assert result.metrics_table[["response", "reference"]].equals(data)
     assert result.metrics_table["exact_match/score"].tolist() == [1.0, 0.0]
     assert set(result.summary_metrics) == {"row_count", "exact_match/mean", "exact_match/std"}
+
+
+def _raw_metric(pairwise: bool) -> Any:
+    from rubriclab.compat.vertex import (
+        CustomOutputConfig,
+        PairwiseMetricPromptTemplate,
+        PointwiseMetricPromptTemplate,
+    )
+
+    kind, template, rubric = (
+        (PairwiseMetric, PairwiseMetricPromptTemplate, PAIRWISE_RUBRIC)
+        if pairwise
+        else (PointwiseMetric, PointwiseMetricPromptTemplate, POINTWISE_RUBRIC)
+    )
+    return kind(
+        metric=f"test_{'pairwise' if pairwise else 'pointwise'}_metric",
+        metric_prompt_template=template(
+            metric_definition="You will be assessing Text Quality",
+            criteria=CRITERIA,
+            rating_rubric=rubric,
+            evaluation_steps=STEPS,
+        ),
+        custom_output_config=CustomOutputConfig(return_raw_output=True),
+        autorater_config=None,
+    )
+
+
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_compute_metrics_with_raw_output(scripted_judge: Any, pairwise: bool) -> None:
+    """Follows ``test_compute_pointwise_metrics_with_raw_output`` and
+    ``test_compute_pairwise_metrics_with_raw_output``: ``return_raw_output`` without a parser
+    gives only ``{metric}/raw_output``, the judge's texts per row."""
+    from rubriclab.compat.vertex import AutoraterConfig
+
+    answers = iter(f"raw_output_sample_{n}" for n in range(1, 100))
+    scripted_judge.responder = lambda body: next(answers)
+    data = (
+        pd.DataFrame(
+            {
+                "prompt": ["test_prompt", "text_prompt"],
+                "response": ["test", "text"],
+                "baseline_model_response": ["test", "ref"],
+                "context": ["test", "context"],
+                "instruction": ["test", "instruction"],
+            }
+        )
+        if pairwise
+        else ALL_INCLUDED
+    )
+    metric = _raw_metric(pairwise)
+    config = AutoraterConfig(sampling_count=2, flip_enabled=False)
+    result = EvalTask(dataset=data, metrics=[metric], autorater_config=config).evaluate()
+    name = metric.metric_name
+    assert result.summary_metrics["row_count"] == 2
+    assert set(result.metrics_table.columns) == set(data.columns) | {f"{name}/raw_output"}
+    raw = result.metrics_table[f"{name}/raw_output"].tolist()
+    assert sorted(text for row in raw for text in row) == [
+        f"raw_output_sample_{n}" for n in range(1, 5)
+    ]
+    assert all(len(row) == 2 for row in raw)
+
+
+@pytest.mark.parametrize("sampling_count", [-1, 33])
+def test_pairwise_invalid_sampling_count(mock_judge: Any, sampling_count: int) -> None:
+    """Follows ``test_pairwise_invalid_sampling_count``: the config is built, ``evaluate()``
+    raises vertexai's ValueError before any call."""
+    import re
+
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    task = EvalTask(
+        dataset=ALL_INCLUDED,
+        metrics=[Examples.Pairwise.SUMMARIZATION_QUALITY],
+        autorater_config=AutoraterConfig(sampling_count=sampling_count),
+    )
+    with pytest.raises(
+        ValueError, match=re.escape("autorater_config.sampling_count must be in the range [1, 32].")
+    ):
+        task.evaluate()
+
+
+def test_compute_multiple_metrics(scripted_judge: Any) -> None:
+    """Follows ``test_compute_multiple_metrics`` (and ``test_compute_pairwise_metrics``): a
+    string metric, an example pointwise metric and a pairwise metric with a ``baseline_model``,
+    responses written by ``model`` from ``prompt_template``. Vertex's single order
+    (``flip_enabled=False``, its default); the pairwise template also shows ``prompt`` so the
+    scripted judge can tell the rows apart (both responses are 'test_response', as upstream).
+    ``exact_match`` is the real one: 'test_response' matches neither reference (upstream's
+    1.0 is its mocked service's)."""
+    from rubriclab.compat.vertex import AutoraterConfig, PairwiseMetricPromptTemplate
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    def answer(body: dict[str, Any]) -> str:
+        text = _last(body)
+        first = "### prompt\ntest test prompt template test" in text
+        if "### Response A" in text:
+            return f"pairwise_choice: {'A' if first else 'B'}\nexplanation: explanation"
+        return f"Score: {5 if first else 4}\nExplanation: explanation"
+
+    scripted_judge.responder = answer
+    baseline_prompts: list[str] = []
+    pairwise = PairwiseMetric(
+        metric="test_pairwise_metric",
+        metric_prompt_template=PairwiseMetricPromptTemplate(
+            metric_definition="You will be assessing Text Quality",
+            criteria=CRITERIA,
+            rating_rubric=PAIRWISE_RUBRIC,
+            evaluation_steps=STEPS,
+            input_variables=["prompt"],
+        ),
+        baseline_model=lambda p: baseline_prompts.append(p) or "test_response",
+    )
+    task = EvalTask(
+        dataset=WITHOUT_RESPONSE,
+        metrics=["exact_match", Examples.Pointwise.SUMMARIZATION_QUALITY, pairwise],
+        autorater_config=AutoraterConfig(flip_enabled=False),
+    )
+    result = task.evaluate(
+        model=lambda p: "test_response",
+        prompt_template="{instruction} test prompt template {context}",
+    )
+    assert baseline_prompts == [
+        "test test prompt template test",
+        "instruction test prompt template context",
+    ]
+    assert result.summary_metrics["row_count"] == 2
+    assert list(result.metrics_table.columns) == [
+        "prompt",
+        "reference",
+        "context",
+        "instruction",
+        "response",
+        "baseline_model_response",
+        "exact_match/score",
+        "summarization_quality/score",
+        "summarization_quality/explanation",
+        "test_pairwise_metric/pairwise_choice",
+        "test_pairwise_metric/explanation",
+    ]
+    table = result.metrics_table
+    assert table["exact_match/score"].tolist() == [0.0, 0.0]
+    assert table["test_pairwise_metric/pairwise_choice"].tolist() == ["BASELINE", "CANDIDATE"]
+    assert table["test_pairwise_metric/explanation"].tolist() == ["explanation"] * 2
+    assert result.summary_metrics["test_pairwise_metric/candidate_model_win_rate"] == 0.5
+    assert result.summary_metrics["test_pairwise_metric/baseline_model_win_rate"] == 0.5
+    assert table["summarization_quality/score"].tolist() == [5, 4]
+    assert table["summarization_quality/explanation"].tolist() == ["explanation"] * 2

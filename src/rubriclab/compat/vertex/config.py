@@ -43,10 +43,19 @@ class AutoraterConfig:
     autorater_model: Judge | str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.sampling_count, int) or not 1 <= self.sampling_count <= 32:
+        if not isinstance(self.sampling_count, int) or isinstance(self.sampling_count, bool):
             raise ValueError(
                 f"AutoraterConfig: sampling_count must be an integer 1-32, "
                 f"got {self.sampling_count!r}"
+            )
+
+    def check(self) -> None:
+        """The range check vertexai makes when ``evaluate()`` runs (not when the config is
+        built), with its message."""
+        if not 1 <= self.sampling_count <= 32:
+            raise ValueError(
+                "autorater_config.sampling_count must be in the range [1, 32]. "
+                f"Got {self.sampling_count}."
             )
 
 

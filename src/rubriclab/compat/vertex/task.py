@@ -50,7 +50,7 @@ from ...result import MetricInfo, RunStats
 from ...templates import TemplateError, format_braces
 from .calls import CallPolicy, judge_for, model_for, rubric_writer
 from .config import AutoraterConfig
-from .critique import VERTEX_FIELDS, critique
+from .critique import RAW_OUTPUTS, VERTEX_FIELDS, critique
 from .generation import add_rubrics
 from .metrics import CustomMetric, PairwiseMetric, PointwiseMetric, RubricBasedMetric
 from .notebook_utils import display_radar_plot
@@ -162,6 +162,10 @@ class EvalTask:
         self.autorater_config = autorater_config
         self.runs: list[tuple[str, EvalResult]] = []
 
+    @property
+    def _judged(self) -> list[RubricBasedMetric | PointwiseMetric | PairwiseMetric]:
+        return [m for m in self._resolved if not isinstance(m, _LOCAL)]
+
     def display_runs(self) -> None:
         """Show this task's runs side by side (Vertex shows the experiment's runs)."""
         if not self.runs:
@@ -219,6 +223,9 @@ class EvalTask:
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")
         _check_metrics(list(self.metrics), self._resolved)
+        for config in [self.autorater_config, *(_critic(m).autorater_config for m in self._judged)]:
+            if config is not None:
+                config.check()
         calls = CallPolicy(qps=evaluation_service_qps, retry_timeout=retry_timeout)
         task_judge = self.autorater_config.autorater_model if self.autorater_config else None
         judged = isinstance(model, str) or any(not isinstance(m, _LOCAL) for m in self._resolved)
@@ -322,9 +329,26 @@ class EvalTask:
             for m in self._resolved
             if isinstance(m, PairwiseMetric) and "rubrics" not in m.placeholders
         }
+        raw_only = {  # vertexai: return_raw_output without a parsing_fn gives only raw_output
+            m.metric_name
+            for m in self._resolved
+            if isinstance(m, PointwiseMetric | PairwiseMetric)
+            and "rubrics" not in m.placeholders
+            and m.custom_output_config is not None
+            and m.custom_output_config.return_raw_output
+            and m.custom_output_config.parsing_fn is None
+        }
         table = _vertex_table(
             frame, [i.name for i in infos], self.dataset.columns, hidden, classic_pairwise
         )
+        for name in raw_only:
+            fields = [c for c in table.columns if metric_of(str(c)) == name]
+            keep = {col(name, RAW_OUTPUTS)}
+            raws = table.get(col(name, RAW_OUTPUTS))
+            if raws is None or not all(isinstance(r, list) and r for r in raws):
+                keep.add(col(name, ERROR))  # a call failed: unreadable texts are not errors here
+            table = table.drop(columns=[c for c in fields if c not in keep])
+            table = table.rename(columns={col(name, RAW_OUTPUTS): col(name, "raw_output")})
         metadata = {"run_name": run_name, "judge": described, "is_mock": any_mock}
         path = _write(self.output_uri_prefix, run_name, summary, table, result)
         out = EvalResult(summary, table, metadata, result, path)
@@ -406,6 +430,10 @@ class MissingColumnError(KeyError, ValueError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+def _critic(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric) -> Any:
+    return metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
 
 
 def _check_metrics(given: Sequence[Any], metrics: Sequence[Any]) -> None:
