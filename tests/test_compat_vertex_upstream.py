@@ -1038,3 +1038,52 @@ def test_compute_multiple_metrics(scripted_judge: Any) -> None:
     assert result.summary_metrics["test_pairwise_metric/baseline_model_win_rate"] == 0.5
     assert table["summarization_quality/score"].tolist() == [5, 4]
     assert table["summarization_quality/explanation"].tolist() == ["explanation"] * 2
+
+
+# -- predefined rubric metrics: upstream test_rubric_based_eval.py ------------------------------
+
+_RB_DATA = pd.DataFrame(
+    {
+        "prompt": ["test_prompt", "text_prompt", "test_prompt_3"],
+        "response": ["test", "text", "test_response_3"],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("pairwise", "key"),
+    [
+        (False, "instruction_following"),
+        (True, "instruction_following"),
+        (False, "text_quality"),
+        (True, "text_quality"),
+    ],
+)
+def test_predefined_rubric_metric_columns(mock_judge: Any, pairwise: bool, key: str) -> None:
+    """Follows ``TestPredefinedRubricMetrics.test_pointwise_instruction_following_metric``,
+    ``test_pairwise_instruction_following_metric``, ``test_pointwise_text_quality_metric`` and
+    ``test_pairwise_text_quality_metric``: exactly vertexai's columns, in its order, on the
+    offline mock (which writes the rubrics and answers in Vertex's critique formats)."""
+    from rubriclab.compat.vertex import PredefinedRubricMetrics
+
+    group = PredefinedRubricMetrics.Pairwise if pairwise else PredefinedRubricMetrics.Pointwise
+    metric = getattr(group, key.upper())
+    data = _RB_DATA.assign(baseline_model_response=_RB_DATA["response"]) if pairwise else _RB_DATA
+    table = EvalTask(dataset=data, metrics=[metric]).evaluate().metrics_table
+    name = f"pairwise_rb_{key}" if pairwise else f"rb_{key}"
+    fields = (
+        [
+            "pairwise_choice",
+            "score",
+            "baseline_rubric_verdict_pairs",
+            "candidate_rubric_verdict_pairs",
+        ]
+        if pairwise
+        else ["score", "rubric_verdict_pairs"]
+    )
+    assert table.columns.tolist() == [
+        *data.columns,
+        "rubrics",
+        *(f"{name}/{f}" for f in fields),
+        f"{name}/raw_outputs",
+    ]

@@ -55,7 +55,7 @@ from .generation import add_rubrics
 from .metrics import CustomMetric, PairwiseMetric, PointwiseMetric, RubricBasedMetric
 from .notebook_utils import display_radar_plot
 from .prompt_template import PromptTemplate
-from .rows import GEN_ERROR, RUBRICS
+from .rows import GEN_ERROR, GEN_RAW, RUBRICS
 from .runnable import run_runnable
 
 __all__ = ["EvalResult", "EvalTask", "MissingColumnError"]
@@ -567,10 +567,11 @@ def _vertex_table(
     ``metric_column_mapping``) too. Everything stays on ``EvalResult.result``."""
     ours = {col(m, f) for m in names for f in _OUR_FIELDS}
     ours |= {col(m, SCORE) for m in classic_pairwise}
+    no_gen_error = GEN_ERROR not in frame.columns or bool(frame[GEN_ERROR].isna().all())
     keep = []
     for column in frame.columns:
         text = str(column)
-        if text in ours or text in hidden or (text == GEN_ERROR and frame[column].isna().all()):
+        if text in ours or text in hidden or (text in (GEN_ERROR, GEN_RAW) and no_gen_error):
             continue
         metric = metric_of(text)
         if (
