@@ -71,7 +71,7 @@ def test_baseline_model_with_an_existing_baseline_column_raises(mock_judge: Any)
 
 @pytest.mark.parametrize(
     ("columns", "missing"),
-    [({"prompt": ["q"]}, "'response'"), ({"prompt": ["q"], "response": ["r"]}, "baseline")],
+    [({"prompt": ["q"]}, "`response`"), ({"prompt": ["q"], "response": ["r"]}, "baseline")],
 )
 def test_a_missing_response_or_baseline_column_stops_the_run(
     mock_judge: Any, columns: dict[str, list[str]], missing: str
@@ -1087,3 +1087,59 @@ def test_predefined_rubric_metric_columns(mock_judge: Any, pairwise: bool, key: 
         *(f"{name}/{f}" for f in fields),
         f"{name}/raw_outputs",
     ]
+
+
+def test_evaluate_response_column_and_model_not_provided() -> None:
+    """Follows ``test_evaluate_response_column_and_model_not_provided`` and
+    ``test_evaluate_baseline_model_response_column_not_provided``: vertexai's sentence."""
+    import re
+
+    from rubriclab.compat.vertex import PointwiseMetricPromptTemplate
+
+    metric = PointwiseMetric(
+        metric="test_pointwise_metric",
+        metric_prompt_template=PointwiseMetricPromptTemplate(
+            criteria=CRITERIA, rating_rubric=POINTWISE_RUBRIC
+        ),
+    )
+    single = pd.DataFrame({"prompt": ["test_prompt", "text_prompt"]})
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Cannot find the `response` column in the evaluation dataset to fill the metric "
+            "prompt template for `test_pointwise_metric` metric."
+        ),
+    ):
+        EvalTask(dataset=single, metrics=[metric]).evaluate()
+    pairwise = PairwiseMetric(
+        metric="test_pairwise_metric", metric_prompt_template=PAIRWISE_TEMPLATE
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Cannot find the `baseline_model_response` column in the evaluation dataset to fill "
+            "the metric prompt template for `test_pairwise_metric` metric."
+        ),
+    ):
+        EvalTask(
+            dataset=single.assign(response=["test", "response"]), metrics=[pairwise]
+        ).evaluate()
+
+
+def test_evaluate_invalid_prompt_template_variables(mock_judge: Any) -> None:
+    """Follows ``test_evaluate_invalid_prompt_template_variables``: ValueError naming the
+    missing column, before any call."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    task = EvalTask(
+        dataset=pd.DataFrame({"prompt": ["test_prompt", "text_prompt"]}),
+        metrics=[Examples.Pointwise.FLUENCY],
+    )
+    with pytest.raises(
+        ValueError,
+        match=(
+            r"Failed to assemble prompt template: The following column\(s\) are missing: "
+            r"invalid_variable\. Please verify prompt_template variables \['invalid_variable'\]"
+        ),
+    ):
+        task.evaluate(prompt_template="test_prompt_template {invalid_variable}")

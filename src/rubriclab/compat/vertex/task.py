@@ -47,7 +47,7 @@ from ...judges.sync import run_sync
 from ...metrics.computation import COMPUTATION, ComputationMetric
 from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats
-from ...templates import TemplateError, format_braces
+from ...templates import TemplateError, brace_placeholders, format_braces
 from .calls import CallPolicy, judge_for, model_for, rubric_writer
 from .config import AutoraterConfig
 from .critique import RAW_OUTPUTS, VERTEX_FIELDS, critique
@@ -228,8 +228,6 @@ class EvalTask:
                 config.check()
         calls = CallPolicy(qps=evaluation_service_qps, retry_timeout=retry_timeout)
         task_judge = self.autorater_config.autorater_model if self.autorater_config else None
-        judged = isinstance(model, str) or any(not isinstance(m, _LOCAL) for m in self._resolved)
-        default = judge_for(task_judge, judge) if judged else None  # computation needs none
         if isinstance(prompt_template, PromptTemplate):
             prompt_template = prompt_template.template
         frame = self._prepared(
@@ -240,6 +238,15 @@ class EvalTask:
                 "evaluate(model=...) or runnable= writes the 'response' column, and the dataset "
                 "already has one: drop that column, or leave out model= to judge it as it is"
             )
+        if model is None and runnable is None:  # data errors first, before any judge is needed
+            with_baseline = {
+                _critic(m).metric_name
+                for m in self._judged
+                if isinstance(_critic(m), PairwiseMetric) and _critic(m).baseline_model is not None
+            }
+            _check_columns(self._resolved, frame, dict.fromkeys(with_baseline))
+        judged = isinstance(model, str) or any(not isinstance(m, _LOCAL) for m in self._resolved)
+        default = judge_for(task_judge, judge) if judged else None  # computation needs none
         if model is not None:
             frame = await _generated(frame, model_for(model, default), None, model, default)
         if runnable is not None:
@@ -372,6 +379,15 @@ class EvalTask:
                     raise ValueError(f"the dataset has no column {source!r} to use as {target}")
                 frame[target] = frame[source]
         if prompt_template is not None:
+            wanted = set(brace_placeholders(prompt_template, name="prompt_template"))
+            missing = sorted(wanted - {str(c) for c in frame.columns})
+            if missing:
+                raise ValueError(
+                    "Failed to assemble prompt template: The following column(s) are missing: "
+                    f"{', '.join(missing)}. Please verify prompt_template variables "
+                    f"{sorted(wanted)} and evaluation dataset column names "
+                    f"{sorted(map(str, frame.columns))}."
+                )
             prompts = []
             for i, row in enumerate(frame.to_dict(orient="records")):
                 values = {str(k): "" if v is None else str(v) for k, v in row.items()}
@@ -418,9 +434,10 @@ def _check_columns(
                 continue
             how = "model=..." if column == "response" else "baseline_model= on the metric"
             raise ValueError(
-                f"metric {critic.metric_name!r} judges the {column!r} column, and the dataset "
-                f"has none (columns: {', '.join(map(str, frame.columns))}); add it, map yours "
-                f"with metric_column_mapping, or give {how}"
+                f"Cannot find the `{column}` column in the evaluation dataset to fill the "
+                f"metric prompt template for `{critic.metric_name}` metric. The dataset has "
+                f"{', '.join(map(str, frame.columns))}: add it, map yours with "
+                f"metric_column_mapping, or give {how}"
             )
 
 
