@@ -1143,3 +1143,12 @@ def test_evaluate_invalid_prompt_template_variables(mock_judge: Any) -> None:
         ),
     ):
         task.evaluate(prompt_template="test_prompt_template {invalid_variable}")
+
+
+def test_rouge_with_options_keeps_its_scoring() -> None:
+    """``with_options`` (as on every computation metric) works on ``Rouge`` too."""
+    from rubriclab.compat.vertex import Rouge
+
+    stem = Rouge(rouge_type="rouge1", use_stemmer=True).with_options(reference_column="gold")
+    assert stem.reference_column == "gold"
+    assert stem.score_one("cats running", "cat runs").score == 1.0

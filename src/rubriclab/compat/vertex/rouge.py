@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from ...metrics.computation import ComputationMetric, rouge_scorer
 
@@ -76,6 +77,13 @@ class Rouge(ComputationMetric):
     @property
     def split_summaries(self) -> bool:
         return self._split_summaries
+
+    def with_options(self, **changes: Any) -> ComputationMetric:
+        """A plain :class:`ComputationMetric` with the same scoring and ``changes`` applied."""
+        base = ComputationMetric(
+            self.name, self.compute, self.reference_column, description=self.description
+        )
+        return base.with_options(**changes)
 
     def __repr__(self) -> str:
         return (
