@@ -50,10 +50,18 @@ def test_pairwise_metrics_sharing_one_baseline_model(mock_judge: Any) -> None:
 
 
 def test_model_with_an_existing_response_column_raises(mock_judge: Any) -> None:
-    """Follows ``test_evaluate_response_column_and_model_provided``."""
+    """Follows ``test_evaluate_response_column_and_model_provided`` and
+    ``test_evaluate_invalid_model_and_dataset_input`` (vertexai's sentence)."""
     data = pd.DataFrame({"prompt": ["Say hi."], "response": ["hi"]})
     metric = PointwiseMetric(metric="m", metric_prompt_template="Rate {response}")
-    with pytest.raises(ValueError, match="already has one"):
+    with pytest.raises(
+        ValueError,
+        match=(
+            r"The `model` parameter or `baseline_model` in pairwise metric is specified, but the "
+            r"evaluation `dataset` contains model response column or baseline model response "
+            r"column `response` to perform bring-your-own-response\(BYOR\) evaluation"
+        ),
+    ):
         EvalTask(dataset=data, metrics=[metric]).evaluate(model=lambda p: "generated")
 
 

@@ -235,8 +235,11 @@ class EvalTask:
         )
         if (model is not None or runnable is not None) and "response" in frame.columns:
             raise ValueError(
-                "evaluate(model=...) or runnable= writes the 'response' column, and the dataset "
-                "already has one: drop that column, or leave out model= to judge it as it is"
+                "The `model` parameter or `baseline_model` in pairwise metric is specified, but "
+                "the evaluation `dataset` contains model response column or baseline model "
+                "response column `response` to perform bring-your-own-response(BYOR) "
+                "evaluation: evaluate(model=...) or runnable= would write it, and the dataset "
+                "already has one. Drop that column, or leave out model= to judge it as it is"
             )
         if model is None and runnable is None:  # data errors first, before any judge is needed
             with_baseline = {
@@ -260,8 +263,11 @@ class EvalTask:
             if isinstance(critic, PairwiseMetric) and critic.baseline_model is not None:
                 if "baseline_model_response" in frame.columns:
                     raise ValueError(
-                        f"metric {critic.metric_name!r} has a baseline_model, and the dataset "
-                        "already has a 'baseline_model_response' column: drop one of them"
+                        "The `model` parameter or `baseline_model` in pairwise metric is "
+                        "specified, but the evaluation `dataset` contains model response column "
+                        "or baseline model response column `baseline_model_response` to perform "
+                        f"bring-your-own-response(BYOR) evaluation: metric {critic.metric_name!r} "
+                        "has a baseline_model; drop one of them"
                     )
                 known = [s for b, s in made if b is critic.baseline_model]
                 if not known:
