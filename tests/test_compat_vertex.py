@@ -351,7 +351,7 @@ def test_seed_notebook_runs_with_only_its_imports_changed(
         'Does the response mention "Summarize"?: True\n'
         'Does the response mention "Transcript"?: False'
     )
-    assert table[f"{TQ}/error"].isna().all()
+    assert f"{TQ}/error" not in table.columns  # no row failed: no error column (as vertexai)
     summary = eval_result.summary_metrics
     assert summary["row_count"] == 10
     assert {f"{TQ}/mean", f"{TQ}/std"} <= summary.keys()
@@ -498,7 +498,7 @@ def test_offline_mock_judge_answers_in_vertex_formats_and_says_so() -> None:
         rl.set_judge(None)
     table = result.metrics_table
     assert result.result.is_mock and result.metadata["is_mock"]
-    assert table["rb_text_quality/error"].isna().all()
+    assert "rb_text_quality/error" not in table.columns
     assert table["rb_text_quality/score"].between(0, 1).all()
     assert all(q.startswith("[mock judge]") for q in table.loc[0, "rubrics"])
     assert "[mock judge]" in table.loc[0, "response"]

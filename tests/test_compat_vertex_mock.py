@@ -73,7 +73,7 @@ def test_a_mock_run_speaks_vertex_during_the_run_and_leaves_the_mock_as_it_was()
         dataset=data, metrics=[PredefinedRubricMetrics.Pointwise.INSTRUCTION_FOLLOWING]
     ).evaluate(judge="mock")
     table = result.metrics_table
-    assert table["rb_instruction_following/error"].isna().all()  # the mock answered the format
+    assert "rb_instruction_following/error" not in table  # the mock answered the format
     assert "Verdict: [[" in table.loc[0, "rb_instruction_following/raw_outputs"][0]
     assert not speaks_vertex()
 
@@ -84,7 +84,7 @@ def test_generate_rubrics_on_the_mock_restores_the_mock_too() -> None:
     data = pd.DataFrame({"prompt": ["Write a haiku about rain."]})
     metric = PredefinedRubricMetrics.Pointwise.TEXT_QUALITY
     frame = metric.generate_rubrics(data, judge="mock")
-    assert frame["rubric_generation_error"].isna().all()
+    assert "rubric_generation_error" not in frame  # none failed
     assert all(q.startswith(LABEL) for q in frame.loc[0, "rubrics"])
     assert not speaks_vertex()
 

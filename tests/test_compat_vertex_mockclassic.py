@@ -131,7 +131,7 @@ def test_classic_pointwise_metrics_score_and_explain_every_row_on_the_template_s
     result = EvalTask(dataset=DATA, metrics=classic_pointwise_metrics()).evaluate()
     table = result.metrics_table
     for name, allowed in ALLOWED.items():
-        assert table[f"{name}/error"].isna().all(), table[f"{name}/error"].tolist()
+        assert f"{name}/error" not in table, table[f"{name}/error"].tolist()
         scores = table[f"{name}/score"].tolist()
         assert set(scores) <= allowed, (name, scores)
         assert len(set(scores)) > 1, name  # a hash per row, not one constant answer
@@ -156,7 +156,7 @@ def test_classic_pairwise_gives_a_choice_both_orders_agree_on(template: str) -> 
     metric = PairwiseMetric(metric="pairwise_fluency", metric_prompt_template=template)
     result = EvalTask(dataset=DATA, metrics=[metric]).evaluate()
     table, ours = result.metrics_table, result.result.table
-    assert table["pairwise_fluency/error"].isna().all()
+    assert "pairwise_fluency/error" not in table
     assert set(table["pairwise_fluency/pairwise_choice"]) <= set(CHOICES)
     assert len(set(table["pairwise_fluency/pairwise_choice"])) > 1
     assert ours["pairwise_fluency/swap_consistent"].tolist() == [True] * len(DATA)
@@ -165,10 +165,8 @@ def test_classic_pairwise_gives_a_choice_both_orders_agree_on(template: str) -> 
     swapped = DATA.rename(
         columns={"response": "baseline_model_response", "baseline_model_response": "response"}
     )
-    mirror = EvalTask(dataset=swapped, metrics=[metric]).evaluate().metrics_table
-    assert mirror["pairwise_fluency/score"].tolist() == [
-        -s for s in table["pairwise_fluency/score"]
-    ]
+    mirror = EvalTask(dataset=swapped, metrics=[metric]).evaluate().result.table
+    assert mirror["pairwise_fluency/score"].tolist() == [-s for s in ours["pairwise_fluency/score"]]
 
 
 def _ask(template: str, **values: str) -> str:

@@ -148,6 +148,7 @@ def test_every_named_metric_is_registered() -> None:
         "exact_match",
         "json_match",
         "rouge_1",
+        "rouge_2",
         "rouge_l",
         "rouge_l_sum",
         "bleu",

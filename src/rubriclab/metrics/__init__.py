@@ -18,6 +18,7 @@ from .computation import (
     exact_match,
     json_match,
     rouge_1,
+    rouge_2,
     rouge_l,
     rouge_l_sum,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "json_match",
     "pairwise",
     "rouge_1",
+    "rouge_2",
     "rouge_l",
     "rouge_l_sum",
 ]

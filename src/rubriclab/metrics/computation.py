@@ -31,8 +31,10 @@ __all__ = [
     "exact_match",
     "json_match",
     "rouge_1",
+    "rouge_2",
     "rouge_l",
     "rouge_l_sum",
+    "rouge_scorer",
 ]
 
 
@@ -101,14 +103,15 @@ def _json(response: str, reference: str) -> tuple[float, str]:
 
 
 @functools.cache
-def _rouge_scorer(kind: str, stemmer: bool) -> Any:
+def rouge_scorer(kind: str, stemmer: bool) -> Any:
+    """Google's ``rouge_score`` scorer for one ROUGE type (made once per type and stemmer)."""
     module = _need("rouge_score.rouge_scorer", "rouge-score", kind)
     return module.RougeScorer([kind], use_stemmer=stemmer)
 
 
 def _rouge(kind: str, stemmer: bool = False) -> Callable[[str, str], tuple[float, str]]:
     def run(response: str, reference: str) -> tuple[float, str]:
-        s = _rouge_scorer(kind, stemmer).score(reference, response)[kind]
+        s = rouge_scorer(kind, stemmer).score(reference, response)[kind]
         return float(s.fmeasure), f"precision {s.precision:.3f}, recall {s.recall:.3f}"
 
     return run
@@ -200,6 +203,7 @@ json_match = ComputationMetric(
     description="share of JSON leaf keys whose values agree with the reference's",
 )
 rouge_1 = ComputationMetric("rouge_1", _rouge("rouge1"), description="ROUGE-1 F1 (rouge-score)")
+rouge_2 = ComputationMetric("rouge_2", _rouge("rouge2"), description="ROUGE-2 F1 (rouge-score)")
 rouge_l = ComputationMetric("rouge_l", _rouge("rougeL"), description="ROUGE-L F1 (rouge-score)")
 rouge_l_sum = ComputationMetric(
     "rouge_l_sum",
@@ -212,5 +216,5 @@ bleu = ComputationMetric(
 
 #: by name, for the CLI, run configs and the Vertex layer's metric strings
 COMPUTATION: dict[str, ComputationMetric] = {
-    m.name: m for m in (exact_match, json_match, rouge_1, rouge_l, rouge_l_sum, bleu)
+    m.name: m for m in (exact_match, json_match, rouge_1, rouge_2, rouge_l, rouge_l_sum, bleu)
 }

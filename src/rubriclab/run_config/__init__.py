@@ -136,7 +136,7 @@ class MetricConfig(BaseModel):
 
     ``pairwise: true`` (or a ``baseline`` column) judges the response against a baseline.
     ``judges:`` (two or more judge specs or mappings) makes a panel whose verdicts are combined
-    by ``aggregate``. ``use: exact_match`` (``json_match``, ``rouge_1``, ``rouge_l``,
+    by ``aggregate``. ``use: exact_match`` (``json_match``, ``rouge_1``, ``rouge_2``, ``rouge_l``,
     ``rouge_l_sum``, ``bleu``) compares the response with the ``reference`` column, no judge.
     """
 

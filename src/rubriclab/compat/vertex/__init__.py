@@ -20,8 +20,10 @@ Where we differ from Vertex, on purpose:
   (a judge spec such as ``"openai:gpt-4o-mini"`` or a Python function works too).
 * Predefined metrics use our own prompts (same formats, same ``rb_*`` names), and
   ``notebook_utils`` shows our widgets, which escape model text.
-* The table also carries our columns (``{metric}/criteria``, ``{metric}/error`` ...) on
-  ``eval_result.result``, a :class:`rubriclab.EvalResult`, for views, saving and calibration.
+* ``metrics_table`` and ``summary_metrics`` have Vertex's columns, order and keys; a
+  ``{metric}/error`` column (and ``{metric}/errors`` count) appears only when a row failed.
+  Our other columns and statistics (``{metric}/criteria``, swap consistency, rates ...) are
+  on ``eval_result.result``, a :class:`rubriclab.EvalResult`, for views, saving and calibration.
 * Importing this package changes nothing global. With ``rl.Judge("mock")`` the Vertex layer
   teaches the mock its formats only for the calls it sends (:mod:`.mock`).
 
@@ -38,19 +40,33 @@ from __future__ import annotations
 from . import notebook_utils as notebook_utils
 from . import utils as utils
 from .config import AutoraterConfig, CustomOutputConfig, RubricGenerationConfig
-from .metrics import PairwiseMetric, PointwiseMetric, PredefinedRubricMetrics, RubricBasedMetric
+from .metric_prompt_template import PairwiseMetricPromptTemplate, PointwiseMetricPromptTemplate
+from .metric_prompt_template_examples import MetricPromptTemplateExamples
+from .metrics import (
+    CustomMetric,
+    PairwiseMetric,
+    PointwiseMetric,
+    PredefinedRubricMetrics,
+    RubricBasedMetric,
+)
 from .prompt_template import PromptTemplate
+from .rouge import Rouge
 from .task import EvalResult, EvalTask
 
 __all__ = [
     "AutoraterConfig",
+    "CustomMetric",
     "CustomOutputConfig",
     "EvalResult",
     "EvalTask",
+    "MetricPromptTemplateExamples",
     "PairwiseMetric",
+    "PairwiseMetricPromptTemplate",
     "PointwiseMetric",
+    "PointwiseMetricPromptTemplate",
     "PredefinedRubricMetrics",
     "PromptTemplate",
+    "Rouge",
     "RubricBasedMetric",
     "RubricGenerationConfig",
     "notebook_utils",

@@ -16,7 +16,15 @@ from ...judges import CallError, Judge, Reply, Request, get_judge
 from ...judges.specs import PROVIDERS
 from .mock import mock_speaks_vertex
 
-__all__ = ["UNPACED", "CallPolicy", "is_spec", "judge_for", "model_for", "with_model"]
+__all__ = [
+    "UNPACED",
+    "CallPolicy",
+    "is_spec",
+    "judge_for",
+    "model_for",
+    "rubric_writer",
+    "with_model",
+]
 
 
 def is_spec(text: str) -> bool:
@@ -43,6 +51,16 @@ def judge_for(*choices: Judge | str | None) -> Judge:
             return with_model(judge_for(*choices[i + 1 :]), choice.strip())
         return get_judge(choice)
     return get_judge()
+
+
+def rubric_writer(
+    model: Judge | str | Callable[[str], Any] | None, *fallbacks: Judge | str | None
+) -> Judge | Callable[[str], Any]:
+    """Who writes rubrics: ``RubricGenerationConfig.model`` when it is a function of the
+    prompt (a model object of one's own), else the judge :func:`judge_for` picks."""
+    if model is not None and not isinstance(model, Judge | str) and callable(model):
+        return model
+    return judge_for(model, *fallbacks)
 
 
 def with_model(judge: Judge, model: str) -> Judge:

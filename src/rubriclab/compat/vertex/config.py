@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ...judges import Judge
 from ...templates import brace_placeholders
 from . import utils
-
-if TYPE_CHECKING:
-    from ...judges import Judge
 
 __all__ = [
     "AutoraterConfig",
@@ -45,10 +43,19 @@ class AutoraterConfig:
     autorater_model: Judge | str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.sampling_count, int) or not 1 <= self.sampling_count <= 32:
+        if not isinstance(self.sampling_count, int) or isinstance(self.sampling_count, bool):
             raise ValueError(
                 f"AutoraterConfig: sampling_count must be an integer 1-32, "
                 f"got {self.sampling_count!r}"
+            )
+
+    def check(self) -> None:
+        """The range check vertexai makes when ``evaluate()`` runs (not when the config is
+        built), with its message."""
+        if not 1 <= self.sampling_count <= 32:
+            raise ValueError(
+                "autorater_config.sampling_count must be in the range [1, 32]. "
+                f"Got {self.sampling_count}."
             )
 
 
@@ -71,12 +78,13 @@ class CustomOutputConfig:
 class RubricGenerationConfig:
     """A ``{placeholder}`` prompt that asks for rubric questions, the judge, and the parser.
 
-    ``model`` is a judge spec or :class:`~rubriclab.Judge` (Vertex: a Gemini model); None uses
+    ``model`` is a judge spec or :class:`~rubriclab.Judge` (Vertex: a Gemini model), or a
+    function of the prompt text returning the reply (or an object with ``.text``); None uses
     the session judge. ``parsing_fn`` defaults to :func:`utils.parse_rubrics`.
     """
 
     prompt_template: str
-    model: Judge | str | None = None
+    model: Judge | str | Callable[[str], Any] | None = None
     parsing_fn: RubricParser | None = None
 
     def __post_init__(self) -> None:
@@ -85,6 +93,12 @@ class RubricGenerationConfig:
         brace_placeholders(self.prompt_template, name="rubric generation prompt_template")
         if self.parsing_fn is not None and not callable(self.parsing_fn):
             raise TypeError("RubricGenerationConfig: parsing_fn must be a function of str")
+        model = self.model
+        if model is not None and not isinstance(model, str | Judge) and not callable(model):
+            raise TypeError(
+                "RubricGenerationConfig: model must be a judge spec, a model name, a Judge "
+                f"or a function of the prompt, got {type(model).__name__}"
+            )
 
     @property
     def parser(self) -> RubricParser:

@@ -171,9 +171,9 @@ RAW_OUTPUTS = "raw_outputs"
 POINTWISE_KEYS = (SCORE, VERDICT_PAIRS)
 PAIRWISE_KEYS = (PAIRWISE_CHOICE, SCORE, BASELINE_PAIRS, CANDIDATE_PAIRS)
 #: Vertex's fields in the order its metrics table shows them
-VERTEX_FIELDS = (
-    SCORE,
+VERTEX_FIELDS = (  # vertexai's column order: pairwise_choice before score
     PAIRWISE_CHOICE,
+    SCORE,
     VERDICT_PAIRS,
     BASELINE_PAIRS,
     CANDIDATE_PAIRS,

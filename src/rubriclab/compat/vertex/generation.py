@@ -6,12 +6,13 @@ A row whose generation fails keeps ``rubrics`` empty and says why in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
 
-from ...judges import CallTally, Judge, MediaError, Request
+from ...judges import CallError, CallTally, Judge, MediaError, Reply, Request
 from ...templates import TemplateError, format_braces
 from .calls import UNPACED, CallPolicy
 from .config import RubricGenerationConfig
@@ -24,11 +25,12 @@ async def add_rubrics(
     config: RubricGenerationConfig,
     name: str,
     data: pd.DataFrame,
-    judge: Judge,
+    judge: Judge | Callable[[str], Any],
     calls: CallPolicy = UNPACED,
 ) -> tuple[pd.DataFrame, CallTally]:
     """``data`` plus ``rubrics`` (and the parser's extra keys) per row; an existing ``rubrics``
-    column means nothing is generated."""
+    column means nothing is generated. ``judge`` may be a Python function of the prompt text
+    (vertexai's ``RubricGenerationConfig(model=...)`` with a model object of one's own)."""
     frame = data.copy()
     usage = CallTally()
     if RUBRICS in frame.columns:
@@ -37,6 +39,7 @@ async def add_rubrics(
     rows = frame.to_dict(orient="records")
     errors: list[str | None] = [None] * len(rows)
     requests: list[tuple[int, Request]] = []
+    texts: list[str] = []
     for i, row in enumerate(rows):
         try:
             text = format_braces(
@@ -49,7 +52,11 @@ async def add_rubrics(
             errors[i] = str(exc)
             continue
         requests.append((i, Request(chat)))
-    replies = await calls.send(judge, [r for _, r in requests], desc=f"{name}: rubrics")
+        texts.append(text)
+    if isinstance(judge, Judge):
+        replies = await calls.send(judge, [r for _, r in requests], desc=f"{name}: rubrics")
+    else:
+        replies = [await _ask_function(judge, text) for text in texts]
     values: dict[str, list[Any]] = {RUBRICS: [None] * len(rows)}
     raws: list[str | None] = [None] * len(rows)
     for (i, _), reply in zip(requests, replies, strict=True):
@@ -82,3 +89,19 @@ async def add_rubrics(
     frame[GEN_ERROR] = pd.Series(errors, index=frame.index, dtype=object)
     frame[GEN_RAW] = pd.Series(raws, index=frame.index, dtype=object)
     return frame, usage
+
+
+async def _ask_function(model: Callable[[str], Any], text: str) -> Reply:
+    """One reply from a user's function: its text (or the ``.text`` of what it returns, as a
+    Gemini response has); an exception is that row's error."""
+    try:
+        out = model(text)
+        if inspect.isawaitable(out):
+            out = await out
+    except Exception as exc:  # the user's model failing is that row's error
+        return Reply(
+            text=None,
+            error=CallError("internal", f"the model function raised {type(exc).__name__}: {exc}"),
+        )
+    value = getattr(out, "text", out)
+    return Reply(text=None if value is None else str(value), error=None)

@@ -16,16 +16,19 @@ import pandas as pd
 from ...judges.sync import run_sync
 from ...templates import brace_placeholders
 from . import prompts, utils
-from .calls import judge_for
+from .calls import rubric_writer
 from .classic import parse_pairwise_choice_result, parse_pointwise_score_result
 from .config import AutoraterConfig, CritiqueParser, CustomOutputConfig, RubricGenerationConfig
 from .generation import add_rubrics
+from .prompt_template import PromptTemplate
+from .rows import GEN_ERROR, GEN_RAW
 
 if TYPE_CHECKING:
     from ...judges import Judge
 
 __all__ = [
     "CritiqueMetric",
+    "CustomMetric",
     "PairwiseMetric",
     "PointwiseMetric",
     "PredefinedRubricMetrics",
@@ -42,12 +45,14 @@ class CritiqueMetric:
         self,
         *,
         metric: str,
-        metric_prompt_template: str,
+        metric_prompt_template: str | PromptTemplate,
         system_instruction: str | None = None,
         autorater_config: AutoraterConfig | None = None,
         custom_output_config: CustomOutputConfig | None = None,
         template_defaults: Mapping[str, str] | None = None,
     ) -> None:
+        if isinstance(metric_prompt_template, PromptTemplate):  # vertexai keeps str(template)
+            metric_prompt_template = str(metric_prompt_template)
         if not isinstance(metric, str) or not metric.strip() or "/" in metric:
             raise ValueError(f"metric name {metric!r} must be non-empty text without '/'")
         if not isinstance(metric_prompt_template, str) or not metric_prompt_template.strip():
@@ -74,8 +79,8 @@ class CritiqueMetric:
 
     @property
     def return_raw_output(self) -> bool:
-        config = self.custom_output_config
-        return True if config is None else config.return_raw_output
+        config = self.custom_output_config  # vertexai: raw outputs only when asked for
+        return False if config is None else config.return_raw_output
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(metric={self.metric_name!r})"
@@ -120,7 +125,7 @@ class PairwiseMetric(CritiqueMetric):
         self,
         *,
         metric: str,
-        metric_prompt_template: str,
+        metric_prompt_template: str | PromptTemplate,
         baseline_model: Judge | str | Callable[[str], Any] | None = None,
         system_instruction: str | None = None,
         autorater_config: AutoraterConfig | None = None,
@@ -136,6 +141,32 @@ class PairwiseMetric(CritiqueMetric):
             template_defaults=template_defaults,
         )
         self.baseline_model = baseline_model
+
+
+class CustomMetric:
+    """vertexai's client-side metric: ``metric_function(row) -> {name: score, ...}``.
+
+    Run on every row with the row's columns as a dict; ``{name}/score`` is the value under the
+    metric's own name and every other key becomes a ``{name}/key`` column (e.g.
+    ``explanation``). No judge is called. A function that raises leaves that row without a
+    score and with ``{name}/error``; one that returns no ``name`` key raises KeyError, as in
+    vertexai, since every row would fail the same way.
+    """
+
+    def __init__(self, name: str, metric_function: Callable[[dict[str, Any]], Mapping[str, Any]]):
+        if not isinstance(name, str) or not name.strip() or "/" in name:
+            raise ValueError(f"CustomMetric name {name!r} must be non-empty text without '/'")
+        if not callable(metric_function):
+            raise TypeError(f"CustomMetric {name!r}: metric_function must be a function of a row")
+        self.name = name
+        self.metric_name = name
+        self.metric_function = metric_function
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"CustomMetric(name={self.name!r})"
 
 
 class RubricBasedMetric:
@@ -167,10 +198,12 @@ class RubricBasedMetric:
     def generate_rubrics(
         self, eval_dataset: pd.DataFrame, *, judge: Judge | str | None = None
     ) -> pd.DataFrame:
-        """A copy of the data with a ``rubrics`` column (and any extra keys the parser returns).
+        """A copy of the data with a ``rubrics`` column (and any extra keys the parser returns),
+        as vertexai returns it.
 
-        A row whose generation failed keeps ``rubrics`` empty and says why in
-        ``rubric_generation_error``; ``rubric_generation_raw_output`` keeps the judge's text.
+        When a row's generation failed, that row keeps ``rubrics`` empty and the frame also has
+        ``rubric_generation_error`` (why) and ``rubric_generation_raw_output`` (the judge's
+        text); when none failed those two columns are left out.
         """
         return run_sync(self.agenerate_rubrics(eval_dataset, judge=judge))
 
@@ -181,8 +214,10 @@ class RubricBasedMetric:
             self.generation_config,
             self.metric_name,
             eval_dataset,
-            judge_for(self.generation_config.model, judge),
+            rubric_writer(self.generation_config.model, judge),
         )
+        if GEN_ERROR in frame.columns and frame[GEN_ERROR].isna().all():
+            frame = frame.drop(columns=[GEN_ERROR, GEN_RAW], errors="ignore")
         return frame
 
     def __repr__(self) -> str:

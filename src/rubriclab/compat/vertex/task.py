@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from ...columns import (
     CRITERIA,
     ERROR,
     LATENCY,
+    PAIRWISE_CHOICE,
     PASSED,
     RATIONALE,
     RAW_OUTPUT,
@@ -46,20 +47,24 @@ from ...judges.sync import run_sync
 from ...metrics.computation import COMPUTATION, ComputationMetric
 from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats
-from ...templates import TemplateError, format_braces
-from .calls import CallPolicy, judge_for, model_for
+from ...templates import TemplateError, brace_placeholders, format_braces
+from .calls import CallPolicy, judge_for, model_for, rubric_writer
 from .config import AutoraterConfig
-from .critique import VERTEX_FIELDS, critique
+from .critique import RAW_OUTPUTS, VERTEX_FIELDS, critique
 from .generation import add_rubrics
-from .metrics import PairwiseMetric, PointwiseMetric, RubricBasedMetric
+from .metrics import CustomMetric, PairwiseMetric, PointwiseMetric, RubricBasedMetric
 from .notebook_utils import display_radar_plot
 from .prompt_template import PromptTemplate
-from .rows import GEN_ERROR, RUBRICS
+from .rows import GEN_ERROR, GEN_RAW, RUBRICS
 from .runnable import run_runnable
 
-__all__ = ["EvalResult", "EvalTask"]
+__all__ = ["EvalResult", "EvalTask", "MissingColumnError"]
 
-AnyMetric = RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric | str
+AnyMetric = (
+    RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric | CustomMetric | str
+)
+#: metrics that run here without a judge
+_LOCAL = (ComputationMetric, CustomMetric)
 ModelArg = Judge | str | Callable[[str], Any] | None
 
 #: our fields, which Vertex's metrics table leaves out (they stay on ``EvalResult.result``)
@@ -127,23 +132,24 @@ class EvalTask:
         autorater_config: AutoraterConfig | None = None,
     ) -> None:
         self.dataset = to_frame(dataset).copy()
-        self.metrics = [
+        self.metrics = metrics  # as given, as vertexai keeps them; resolved below
+        self._resolved: list[Any] = [
             _computation(m, n) if isinstance(m, str) else m for n, m in enumerate(metrics)
         ]
-        if not self.metrics:
-            raise ValueError("EvalTask needs at least one metric")
-        for n, metric in enumerate(self.metrics):
+        for n, metric in enumerate(self._resolved):
             if not isinstance(
-                metric, RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric
+                metric,
+                RubricBasedMetric
+                | PointwiseMetric
+                | PairwiseMetric
+                | ComputationMetric
+                | CustomMetric,
             ):
                 raise TypeError(
                     f"metrics[{n}] is {metric!r}: the Vertex layer runs RubricBasedMetric, "
-                    "PointwiseMetric, PairwiseMetric and computation metrics by name "
-                    f"({', '.join(COMPUTATION)})"
+                    "PointwiseMetric, PairwiseMetric, CustomMetric, Rouge and computation "
+                    f"metrics by name ({', '.join(COMPUTATION)})"
                 )
-        names = [_name(m) for m in self.metrics]
-        if len(set(names)) != len(names):
-            raise ValueError(f"metric names must be unique, got {names}")
         self.experiment = experiment
         self.metric_column_mapping = dict(metric_column_mapping or {})
         for target, column in self.metric_column_mapping.items():
@@ -155,6 +161,10 @@ class EvalTask:
         self.output_uri_prefix = "" if output_uri_prefix is None else str(output_uri_prefix)
         self.autorater_config = autorater_config
         self.runs: list[tuple[str, EvalResult]] = []
+
+    @property
+    def _judged(self) -> list[RubricBasedMetric | PointwiseMetric | PairwiseMetric]:
+        return [m for m in self._resolved if not isinstance(m, _LOCAL)]
 
     def display_runs(self) -> None:
         """Show this task's runs side by side (Vertex shows the experiment's runs)."""
@@ -212,12 +222,12 @@ class EvalTask:
     ) -> EvalResult:
         if model is not None and runnable is not None:
             raise ValueError("give either model= or runnable= to write the responses, not both")
+        _check_metrics(list(self.metrics), self._resolved)
+        for config in [self.autorater_config, *(_critic(m).autorater_config for m in self._judged)]:
+            if config is not None:
+                config.check()
         calls = CallPolicy(qps=evaluation_service_qps, retry_timeout=retry_timeout)
         task_judge = self.autorater_config.autorater_model if self.autorater_config else None
-        judged = model is not None or any(
-            not isinstance(m, ComputationMetric) for m in self.metrics
-        )
-        default = judge_for(task_judge, judge) if judged else None  # computation needs none
         if isinstance(prompt_template, PromptTemplate):
             prompt_template = prompt_template.template
         frame = self._prepared(
@@ -225,24 +235,39 @@ class EvalTask:
         )
         if (model is not None or runnable is not None) and "response" in frame.columns:
             raise ValueError(
-                "evaluate(model=...) or runnable= writes the 'response' column, and the dataset "
-                "already has one: drop that column, or leave out model= to judge it as it is"
+                "The `model` parameter or `baseline_model` in pairwise metric is specified, but "
+                "the evaluation `dataset` contains model response column or baseline model "
+                "response column `response` to perform bring-your-own-response(BYOR) "
+                "evaluation: evaluate(model=...) or runnable= would write it, and the dataset "
+                "already has one. Drop that column, or leave out model= to judge it as it is"
             )
+        if model is None and runnable is None:  # data errors first, before any judge is needed
+            with_baseline = {
+                _critic(m).metric_name
+                for m in self._judged
+                if isinstance(_critic(m), PairwiseMetric) and _critic(m).baseline_model is not None
+            }
+            _check_columns(self._resolved, frame, dict.fromkeys(with_baseline))
+        judged = isinstance(model, str) or any(not isinstance(m, _LOCAL) for m in self._resolved)
+        default = judge_for(task_judge, judge) if judged else None  # computation needs none
         if model is not None:
             frame = await _generated(frame, model_for(model, default), None, model, default)
         if runnable is not None:
             frame = await run_runnable(frame, runnable)
         baselines: dict[str, pd.Series] = {}  # each pairwise metric's own baseline responses
         made: list[tuple[Any, pd.Series]] = []
-        for metric in self.metrics:
-            if isinstance(metric, ComputationMetric):
+        for metric in self._resolved:
+            if isinstance(metric, _LOCAL):
                 continue
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             if isinstance(critic, PairwiseMetric) and critic.baseline_model is not None:
                 if "baseline_model_response" in frame.columns:
                     raise ValueError(
-                        f"metric {critic.metric_name!r} has a baseline_model, and the dataset "
-                        "already has a 'baseline_model_response' column: drop one of them"
+                        "The `model` parameter or `baseline_model` in pairwise metric is "
+                        "specified, but the evaluation `dataset` contains model response column "
+                        "or baseline model response column `baseline_model_response` to perform "
+                        f"bring-your-own-response(BYOR) evaluation: metric {critic.metric_name!r} "
+                        "has a baseline_model; drop one of them"
                     )
                 known = [s for b, s in made if b is critic.baseline_model]
                 if not known:
@@ -258,22 +283,30 @@ class EvalTask:
                 baselines[critic.metric_name] = known[0]
         if len(made) == 1:  # one baseline model: its responses are the table's baseline column
             frame["baseline_model_response"] = made[0][1]
-        _check_columns(self.metrics, frame, baselines)
+        _check_columns(self._resolved, frame, baselines)
         stats = RunStats()
         infos: list[MetricInfo] = []
         any_mock = default is not None and default.is_mock
         described = default.describe() if default is not None else "no judge (computation metrics)"
-        for metric in self.metrics:
+        for metric in self._resolved:
             if isinstance(metric, ComputationMetric):  # no judge: scored against `reference`
                 for column, values in _computed(metric, frame).items():
                     frame[column] = pd.Series(values, index=frame.index)
                 infos.append(MetricInfo(metric.name, metric.kind, None, metric.description))
                 continue
+            if isinstance(metric, CustomMetric):  # the user's function, row by row
+                for column, values in _custom(metric, frame).items():
+                    frame[column] = pd.Series(values, index=frame.index, dtype=object)
+                frame[col(metric.name, SCORE)] = pd.to_numeric(
+                    frame[col(metric.name, SCORE)], errors="coerce"
+                )
+                infos.append(MetricInfo(metric.name, "computation", None, "CustomMetric"))
+                continue
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             name = critic.metric_name
             if isinstance(metric, RubricBasedMetric):
-                gen_judge = judge_for(metric.generation_config.model, task_judge, judge)
-                any_mock = any_mock or gen_judge.is_mock
+                gen_judge = rubric_writer(metric.generation_config.model, task_judge, judge)
+                any_mock = any_mock or (isinstance(gen_judge, Judge) and gen_judge.is_mock)
                 frame, usage = await add_rubrics(
                     metric.generation_config, name, frame, gen_judge, calls
                 )
@@ -297,8 +330,38 @@ class EvalTask:
             "experiment": self.experiment,
         }
         result = _Result(frame, infos, judge=described, is_mock=any_mock, stats=stats, meta=meta)
-        summary = _summary_metrics(result)
-        table = _vertex_table(frame, [i.name for i in infos], self.dataset.columns)
+        rubric_based = [m.metric_name for m in self._resolved if isinstance(m, RubricBasedMetric)]
+        summary = _summary_metrics(result, rubric_based)
+        hidden = {
+            t
+            for t in self.metric_column_mapping
+            if t not in self.dataset.columns and t not in ("response", "baseline_model_response")
+        }
+        classic_pairwise = {
+            m.metric_name
+            for m in self._resolved
+            if isinstance(m, PairwiseMetric) and "rubrics" not in m.placeholders
+        }
+        raw_only = {  # vertexai: return_raw_output without a parsing_fn gives only raw_output
+            m.metric_name
+            for m in self._resolved
+            if isinstance(m, PointwiseMetric | PairwiseMetric)
+            and "rubrics" not in m.placeholders
+            and m.custom_output_config is not None
+            and m.custom_output_config.return_raw_output
+            and m.custom_output_config.parsing_fn is None
+        }
+        table = _vertex_table(
+            frame, [i.name for i in infos], self.dataset.columns, hidden, classic_pairwise
+        )
+        for name in raw_only:
+            fields = [c for c in table.columns if metric_of(str(c)) == name]
+            keep = {col(name, RAW_OUTPUTS)}
+            raws = table.get(col(name, RAW_OUTPUTS))
+            if raws is None or not all(isinstance(r, list) and r for r in raws):
+                keep.add(col(name, ERROR))  # a call failed: unreadable texts are not errors here
+            table = table.drop(columns=[c for c in fields if c not in keep])
+            table = table.rename(columns={col(name, RAW_OUTPUTS): col(name, "raw_output")})
         metadata = {"run_name": run_name, "judge": described, "is_mock": any_mock}
         path = _write(self.output_uri_prefix, run_name, summary, table, result)
         out = EvalResult(summary, table, metadata, result, path)
@@ -322,6 +385,15 @@ class EvalTask:
                     raise ValueError(f"the dataset has no column {source!r} to use as {target}")
                 frame[target] = frame[source]
         if prompt_template is not None:
+            wanted = set(brace_placeholders(prompt_template, name="prompt_template"))
+            missing = sorted(wanted - {str(c) for c in frame.columns})
+            if missing:
+                raise ValueError(
+                    "Failed to assemble prompt template: The following column(s) are missing: "
+                    f"{', '.join(missing)}. Please verify prompt_template variables "
+                    f"{sorted(wanted)} and evaluation dataset column names "
+                    f"{sorted(map(str, frame.columns))}."
+                )
             prompts = []
             for i, row in enumerate(frame.to_dict(orient="records")):
                 values = {str(k): "" if v is None else str(v) for k, v in row.items()}
@@ -355,7 +427,7 @@ def _check_columns(
     """A missing response or baseline column stops the run before any call (as in Vertex);
     a missing cell stays that row's error."""
     for metric in metrics:
-        if isinstance(metric, ComputationMetric):
+        if isinstance(metric, _LOCAL):
             continue
         critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
         wanted = [c for c in ("response", "baseline_model_response") if c in critic.placeholders]
@@ -368,10 +440,73 @@ def _check_columns(
                 continue
             how = "model=..." if column == "response" else "baseline_model= on the metric"
             raise ValueError(
-                f"metric {critic.metric_name!r} judges the {column!r} column, and the dataset "
-                f"has none (columns: {', '.join(map(str, frame.columns))}); add it, map yours "
-                f"with metric_column_mapping, or give {how}"
+                f"Cannot find the `{column}` column in the evaluation dataset to fill the "
+                f"metric prompt template for `{critic.metric_name}` metric. The dataset has "
+                f"{', '.join(map(str, frame.columns))}: add it, map yours with "
+                f"metric_column_mapping, or give {how}"
             )
+
+
+class MissingColumnError(KeyError, ValueError):
+    """A column a computation metric reads is not in the data: KeyError, as vertexai raises
+    (and ValueError, as the rest of this layer's data errors)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _critic(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric) -> Any:
+    return metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
+
+
+def _check_metrics(given: Sequence[Any], metrics: Sequence[Any]) -> None:
+    """vertexai's checks at ``evaluate()``: some metric, no name twice, one baseline model."""
+    if not metrics:
+        raise ValueError("Metrics cannot be empty.")
+    seen: set[str] = set()
+    for raw, metric in zip(given, metrics, strict=True):
+        name = _name(metric)
+        if name in seen:
+            if isinstance(raw, str):
+                raise ValueError(f"Duplicate string metric name found: {name!r}")
+            raise ValueError(f"Duplicate Metric instances of the same metric name found: {name!r}")
+        seen.add(name)
+    baselines: list[Any] = []
+    for metric in metrics:
+        critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
+        model = critic.baseline_model if isinstance(critic, PairwiseMetric) else None
+        if model is not None and all(b is not model for b in baselines):
+            baselines.append(model)
+    if len(baselines) > 1:
+        raise ValueError(
+            "Not all `PairwiseMetric` instances have the same `baseline_model`: one run has one "
+            "baseline column, so give every PairwiseMetric the same baseline_model (or run "
+            "one EvalTask per baseline)"
+        )
+
+
+def _custom(metric: CustomMetric, frame: pd.DataFrame) -> dict[str, list[Any]]:
+    """``{name}/score`` and the function's other keys per row; a raising row gets its error."""
+    name = metric.name
+    out: dict[str, list[Any]] = {col(name, SCORE): [None] * len(frame)}
+    errors: list[str | None] = [None] * len(frame)
+    for i, row in enumerate(frame.to_dict(orient="records")):
+        try:
+            result = metric.metric_function({str(k): v for k, v in row.items()})
+        except Exception as exc:  # the user's function failing is that row's error
+            errors[i] = f"metric_function raised {type(exc).__name__}: {exc}"
+            continue
+        if not isinstance(result, Mapping) or name not in result:
+            raise KeyError(
+                f"Custom metric score `{name}` not found in the metric output {result!r:.200}: "
+                f"metric_function must return a dict with the score under {name!r}"
+            )
+        for key, value in result.items():
+            column = col(name, SCORE) if key == name else col(name, str(key))
+            out.setdefault(column, [None] * len(frame))[i] = value
+    if any(e is not None for e in errors):
+        out[col(name, ERROR)] = errors
+    return out
 
 
 def _computation(name: str, position: int) -> ComputationMetric:
@@ -379,25 +514,26 @@ def _computation(name: str, position: int) -> ComputationMetric:
     metric = COMPUTATION.get(name.strip().lower())
     if metric is None:
         raise ValueError(
-            f"metrics[{position}] {name!r} is not a computation metric rubriclab provides; "
-            f"choose one of: {', '.join(COMPUTATION)}"
+            f"Metric name: {name} is not supported. metrics[{position}] must be one of "
+            f"{', '.join(COMPUTATION)}, or a metric object"
         )
     return metric
 
 
-def _name(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric) -> str:
-    return metric.name if isinstance(metric, ComputationMetric) else metric.metric_name
+def _name(metric: Any) -> str:
+    return str(metric.name) if isinstance(metric, _LOCAL) else str(metric.metric_name)
 
 
 def _computed(metric: ComputationMetric, frame: pd.DataFrame) -> dict[str, list[Any]]:
     """``{metric}/score`` (and our ``error`` / ``rationale``) for every row of ``frame``."""
-    if metric.reference_column not in frame.columns:
-        raise ValueError(
-            f"metric {metric.name!r} compares the response with a {metric.reference_column!r} "
-            "column, and the dataset has none (add it, or map yours with metric_column_mapping)"
-        )
-    if "response" not in frame.columns:
-        raise ValueError(f"metric {metric.name!r} needs a 'response' column (or model=...)")
+    for column in ("response", metric.reference_column):
+        if column not in frame.columns:
+            raise MissingColumnError(
+                f"Required column `{column}` not found in the evaluation dataset. The columns "
+                f"in the evaluation dataset are {list(map(str, frame.columns))}; metric "
+                f"{metric.name!r} needs it (add it, map yours with metric_column_mapping"
+                + (", or give model=...)" if column == "response" else ")")
+            )
     outcomes = [
         metric.score_one(_cell(r), _cell(ref))
         for r, ref in zip(frame["response"], frame[metric.reference_column], strict=True)
@@ -420,23 +556,52 @@ def _run_name(output_file_name: str | None) -> str:
     return "eval-" + _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
 
 
-def _summary_metrics(result: _Result) -> dict[str, Any]:
-    """Ours (``row_count``, ``{m}/mean``, ``{m}/std``, rates...) plus Vertex's win-rate names."""
-    out = dict(result.summary_metrics)
+def _summary_metrics(result: _Result, rubric_based: Sequence[str] = ()) -> dict[str, Any]:
+    """Vertex's keys only: ``row_count``; ``{m}/candidate_model_win_rate`` and
+    ``{m}/baseline_model_win_rate`` for a PairwiseMetric, ``{m}/mean`` and ``{m}/std`` for
+    the others (a pairwise RubricBasedMetric too, as in vertexai); ``{m}/errors`` only when
+    some row of ``m`` failed. Our other statistics stay on ``EvalResult.result``."""
+    ours = result.summary_metrics
+    out: dict[str, Any] = {"row_count": ours.get("row_count", result.row_count)}
     for info in result.metrics:
+        m = info.name
         if info.kind == "pairwise":
-            out[col(info.name, "candidate_model_win_rate")] = out.get(col(info.name, "win_rate"))
-            out[col(info.name, "baseline_model_win_rate")] = out.get(col(info.name, "loss_rate"))
+            out[col(m, "candidate_model_win_rate")] = ours.get(col(m, "win_rate"))
+            out[col(m, "baseline_model_win_rate")] = ours.get(col(m, "loss_rate"))
+        if info.kind != "pairwise" or m in rubric_based:
+            out[col(m, "mean")] = ours.get(col(m, "mean"))
+            out[col(m, "std")] = ours.get(col(m, "std"))
+        if ours.get(col(m, "errors")):
+            out[col(m, "errors")] = ours[col(m, "errors")]
     return out
 
 
-def _vertex_table(frame: pd.DataFrame, names: Sequence[str], inputs: Any) -> pd.DataFrame:
-    """The columns Vertex users read: inputs, generated ones, and ``{metric}/...`` fields."""
+def _vertex_table(
+    frame: pd.DataFrame,
+    names: Sequence[str],
+    inputs: Any,
+    hidden: Collection[str] = (),
+    classic_pairwise: Collection[str] = (),
+) -> pd.DataFrame:
+    """The columns Vertex users read, in Vertex's order: inputs, generated ones, then each
+    metric's fields. A metric field no row filled (``error`` when none failed, rubric fields of
+    a classic metric) is left out, as is the candidate-side ``score`` of a classic pairwise
+    metric (Vertex gives only ``pairwise_choice``); ``hidden`` columns (filled in from
+    ``metric_column_mapping``) too. Everything stays on ``EvalResult.result``."""
     ours = {col(m, f) for m in names for f in _OUR_FIELDS}
+    ours |= {col(m, SCORE) for m in classic_pairwise}
+    no_gen_error = GEN_ERROR not in frame.columns or bool(frame[GEN_ERROR].isna().all())
     keep = []
     for column in frame.columns:
         text = str(column)
-        if text in ours or (text == GEN_ERROR and frame[column].isna().all()):
+        if text in ours or text in hidden or (text in (GEN_ERROR, GEN_RAW) and no_gen_error):
+            continue
+        metric = metric_of(text)
+        if (
+            metric in names
+            and field_of(text) not in (SCORE, PAIRWISE_CHOICE)
+            and frame[column].isna().all()
+        ):
             continue
         keep.append(column)
     first = [c for c in keep if c in set(inputs) or metric_of(str(c)) is None]

@@ -1,4 +1,5 @@
-"""``utils`` of the Vertex surface: parsers that turn judge text into Vertex's result dicts.
+"""``utils`` of the Vertex surface: ``load_dataset``, and the parsers that turn judge text
+into Vertex's result dicts.
 
 Same names, arguments and result keys as Vertex's, read with :mod:`.formats` (which
 is tolerant of the ways judges drift from the format). One deliberate difference: where Vertex
@@ -12,8 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from ...data import read_table
 from ...parse import ParseError
 from ...rubric import Rubric
 from .formats import (
@@ -29,11 +34,48 @@ from .formats import parse_rubrics as _parse_rubric_list
 __all__ = [
     "CHOICE_SENTENCES",
     "format_rubrics",
+    "load_dataset",
     "parse_pairwise_rubric_result",
     "parse_pointwise_rubric_result",
     "parse_rubrics",
     "read_verdict_pairs",
 ]
+
+
+def load_dataset(source: pd.DataFrame | Mapping[str, Any] | str | Path) -> pd.DataFrame:
+    """vertexai's ``utils.load_dataset``: a DataFrame (copied), a dict of columns, or a local
+    ``.jsonl`` / ``.csv`` / ``.parquet`` / ``.json`` file. ``gs://`` and ``bq://`` sources need
+    Google Cloud, which rubriclab does not talk to: they raise NotImplementedError saying how
+    to bring the data local."""
+    if isinstance(source, pd.DataFrame):
+        return source.copy()
+    if isinstance(source, Mapping):
+        return pd.DataFrame(dict(source))
+    if isinstance(source, str | Path):
+        text = str(source)
+        if text.startswith("bq://"):
+            raise NotImplementedError(
+                f"load_dataset({text!r}): rubriclab does not read BigQuery; export the table "
+                "to a local file (e.g. `bq extract --destination_format NEWLINE_DELIMITED_JSON "
+                "...`, or pandas-gbq's read_gbq) and pass that file or DataFrame"
+            )
+        if text.startswith("gs://"):
+            raise NotImplementedError(
+                f"load_dataset({text!r}): rubriclab does not read Google Cloud Storage; copy "
+                "the file here first (`gcloud storage cp ...`) and pass its local path"
+            )
+        path = Path(text.removeprefix("file://")).expanduser()
+        if path.suffix.lower() not in (".jsonl", ".ndjson", ".csv", ".parquet", ".json"):
+            raise ValueError(
+                f"Unsupported file type: {path.suffix.lstrip('.') or '(none)'} from {text}. "
+                "Give a .jsonl, .csv, .parquet or .json file"
+            )
+        return read_table(path)
+    raise TypeError(
+        "Unsupported dataset type: load_dataset takes a pandas DataFrame, a dict of columns "
+        f"or a local .jsonl/.csv/.parquet path, not a {type(source).__name__}"
+    )
+
 
 #: candidate-side score on the 5-point scale -> the sentence Vertex puts in ``pairwise_choice``
 CHOICE_SENTENCES: dict[float, str] = {
