@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import rubriclab as rl
-from rubriclab.result import RowErrorWarning
 from rubriclab.compat.vertex.genai import Client, types
+from rubriclab.result import RowErrorWarning
 from rubriclab.testing import FakeJudgeServer, default_responder
 
 PROMPTS = ["Explain technical debt with a garden analogy.", "How many socks for a matching pair?"]
@@ -279,7 +279,7 @@ def test_mismatched_candidates_and_missing_responses_are_clear(client: Client) -
         client.evals.evaluate(
             dataset=a, metrics=[types.RubricMetric.GENERAL_QUALITY(rubric_group_name="nope")]
         )
-    with pytest.raises(NotImplementedError, match="LLMMetric|PointwiseMetric"):
+    with pytest.raises(NotImplementedError, match=r"LLMMetric|PointwiseMetric"):
         client.evals.evaluate(
             dataset=a, metrics=[types.LLMMetric(name="q", prompt_template="Rate: {response}")]
         )
