@@ -280,9 +280,14 @@ def test_mismatched_candidates_and_missing_responses_are_clear(client: Client) -
         client.evals.evaluate(
             dataset=a, metrics=[types.RubricMetric.GENERAL_QUALITY(rubric_group_name="nope")]
         )
-    with pytest.raises(NotImplementedError, match=r"LLMMetric|PointwiseMetric"):
+    with pytest.raises(NotImplementedError, match="parse_and_reduce_fn"):
         client.evals.evaluate(
-            dataset=a, metrics=[types.LLMMetric(name="q", prompt_template="Rate: {response}")]
+            dataset=a,
+            metrics=[
+                types.LLMMetric(
+                    name="q", prompt_template="Rate: {response}", parse_and_reduce_fn=len
+                )
+            ],
         )
     with pytest.raises(NotImplementedError, match="agents"):
         _ = types.RubricMetric.MULTI_TURN_TASK_SUCCESS
@@ -323,3 +328,50 @@ def test_official_notebook_runs_on_a_real_endpoint(
     assert sum(_is_generation(r) for r in fake_judge.requests) == 5  # an adaptive rubric each
     text = json.dumps([c.get("outputs", []) for c in nb.cells])
     assert "MOCK judge" not in text  # the result views say which judge made them
+
+
+def test_llm_metric_with_your_own_prompt_over_http(
+    client: Client, fake_judge: FakeJudgeServer
+) -> None:
+    """``types.LLMMetric``: your template rendered per row (with the output instruction added),
+    the judge's ``Score:`` and ``Explanation:`` read back; an answer with no score is that
+    row's error, not a 0."""
+
+    def respond(body: dict[str, Any]) -> Any:
+        text = _user_text(body)
+        if "Rate: r1" in text:
+            return "Score: 4\nExplanation: clear enough"
+        return "I cannot rate this."
+
+    fake_judge.responder = respond
+    df = pd.DataFrame({"prompt": ["p1", "p2"], "response": ["r1", "r2"]})
+    metric = types.LLMMetric(name="quality", prompt_template="Rate: {response}")
+    with pytest.warns(RowErrorWarning):
+        result = client.evals.evaluate(dataset=df, metrics=[metric])
+    sent = [_user_text(r) for r in fake_judge.requests]
+    assert any("Rate: r1" in t and "Score: <" in t for t in sent)
+    rows = [
+        (c.response_candidate_results or [])[0].metric_results["quality"]  # type: ignore[index]
+        for c in result.eval_case_results or []
+    ]
+    assert (rows[0].score, rows[0].explanation) == (4.0, "clear enough")
+    assert rows[0].raw_output == ["Score: 4\nExplanation: clear enough"]
+    assert rows[1].score is None and "no score" in (rows[1].error_message or "")
+    summary = (result.summary_metrics or [])[0]
+    assert (summary.num_cases_valid, summary.num_cases_error, summary.mean_score) == (1, 1, 4.0)
+
+
+def test_metric_prompt_builder_runs_on_the_mock() -> None:
+    """A ``MetricPromptBuilder`` prompt as an LLMMetric: the mock picks a rating from its
+    rating scores (and says it is the mock)."""
+    builder = types.MetricPromptBuilder(
+        criteria={"clarity": "The response is easy to follow."},
+        rating_scores={"1": "clear", "0": "unclear"},
+    )
+    result = Client(judge="mock").evals.evaluate(
+        dataset=pd.DataFrame({"prompt": PROMPTS, "response": ["a", "b"]}),
+        metrics=[types.LLMMetric(name="clarity", prompt_template=builder)],
+    )
+    for case in result.eval_case_results or []:
+        res = (case.response_candidate_results or [])[0].metric_results["clarity"]  # type: ignore[index]
+        assert res.score in (0.0, 1.0) and "mock" in (res.explanation or "")

@@ -19,6 +19,7 @@ import pytest
 
 import rubriclab as rl
 from rubriclab.compat.vertex.genai import Client, types
+from rubriclab.result import RowErrorWarning
 from rubriclab.testing import FakeJudgeServer, default_responder
 
 
@@ -454,10 +455,11 @@ def test_llm_metric_default_aggregation_mixed_results(mock_client: Client) -> No
         return outcomes[instance["response"]]
 
     df = pd.DataFrame([{"prompt": f"P{i}", "response": f"R{i}"} for i in (1, 2, 3)])
-    result = mock_client.evals.evaluate(
-        dataset=types.EvaluationDataset(eval_dataset_df=df),
-        metrics=[types.Metric(name="quality", custom_function=quality)],
-    )
+    with pytest.warns(RowErrorWarning, match="quality: 1 of 3 rows failed"):
+        result = mock_client.evals.evaluate(
+            dataset=types.EvaluationDataset(eval_dataset_df=df),
+            metrics=[types.Metric(name="quality", custom_function=quality)],
+        )
     assert result.summary_metrics is not None
     summary = result.summary_metrics[0]
     assert summary.metric_name == "quality"
@@ -593,3 +595,64 @@ def test_generate_rubrics_requires_prompt_and_group(mock_client: Client) -> None
         mock_client.evals.generate_rubrics(
             src=pd.DataFrame({"prompt": ["p"]}), rubric_group_name="g"
         )
+
+
+def _scored(scores: dict[str, float]) -> Any:
+    def score(instance: dict[str, Any]) -> float:
+        return scores[instance["response"]]
+
+    return score
+
+
+def test_llm_metric_custom_aggregation_success(mock_client: Client) -> None:
+    """``test_llm_metric_custom_aggregation_success``: the function's fields override and add
+    to the summary (per-row scores 0.8 and 0.7 given through ``custom_function``)."""
+
+    def custom_agg_fn(results: list[types.EvalCaseMetricResult]) -> dict[str, Any]:
+        return {"my_custom_stat": 123, "mean_score": 0.75, "num_cases_valid": len(results)}
+
+    df = pd.DataFrame([{"prompt": "P1", "response": "R1"}, {"prompt": "P2", "response": "R2"}])
+    metric = types.Metric(
+        name="custom_quality",
+        custom_function=_scored({"R1": 0.8, "R2": 0.7}),
+        aggregate_summary_fn=custom_agg_fn,
+    )
+    summary = (mock_client.evals.evaluate(dataset=df, metrics=[metric]).summary_metrics or [])[0]
+    assert summary.metric_name == "custom_quality"
+    assert (summary.num_cases_total, summary.num_cases_valid, summary.mean_score) == (2, 2, 0.75)
+    assert summary.model_dump(exclude_none=True)["my_custom_stat"] == 123
+
+
+def test_llm_metric_custom_aggregation_error_fallback(mock_client: Client) -> None:
+    """``test_llm_metric_custom_aggregation_error_fallback``: a failing function leaves the
+    default summary (0.9 and 0.5: mean 0.7 and their stdev), with a warning."""
+
+    def custom_agg_fn_error(results: list[types.EvalCaseMetricResult]) -> dict[str, Any]:
+        raise ValueError("Custom aggregation failed")
+
+    df = pd.DataFrame([{"prompt": "P1", "response": "R1"}, {"prompt": "P2", "response": "R2"}])
+    metric = types.Metric(
+        name="error_fallback_quality",
+        custom_function=_scored({"R1": 0.9, "R2": 0.5}),
+        aggregate_summary_fn=custom_agg_fn_error,
+    )
+    with pytest.warns(UserWarning, match="Custom aggregation failed"):
+        result = mock_client.evals.evaluate(dataset=df, metrics=[metric])
+    summary = (result.summary_metrics or [])[0]
+    assert (summary.num_cases_total, summary.num_cases_valid, summary.num_cases_error) == (2, 2, 0)
+    assert summary.mean_score == pytest.approx(0.7)
+    assert summary.stdev_score == pytest.approx(statistics.stdev([0.9, 0.5]))
+
+
+def test_llm_metric_custom_aggregation_invalid_return_type_fallback(mock_client: Client) -> None:
+    """``test_llm_metric_custom_aggregation_invalid_return_type_fallback``."""
+    df = pd.DataFrame([{"prompt": "P1", "response": "R1"}])
+    metric = types.Metric(
+        name="invalid_type_fallback",
+        custom_function=_scored({"R1": 0.8}),
+        aggregate_summary_fn=lambda results: "not a dict",
+    )
+    with pytest.warns(UserWarning, match="not a dict"):
+        result = mock_client.evals.evaluate(dataset=df, metrics=[metric])
+    summary = (result.summary_metrics or [])[0]
+    assert (summary.num_cases_total, summary.num_cases_valid, summary.mean_score) == (1, 1, 0.8)

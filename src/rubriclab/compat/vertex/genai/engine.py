@@ -14,6 +14,7 @@ import json
 import math
 import os
 import statistics
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,11 @@ from ....evaluation import generate_responses
 from ....generate import agenerate_rubrics as lab_agenerate_rubrics
 from ....judges import Judge, get_judge
 from ....metrics import RubricMetric as LabRubricMetric
-from ....result import EvalResult
+from ....result import EvalResult, RowErrorWarning
 from ..calls import judge_for, model_for
+from ..config import AutoraterConfig
 from ..config import RubricGenerationConfig as ClassicGenerationConfig
+from ..critique import critique
 from ..generation import add_rubrics
 from ..mock import mock_speaks_vertex
 from ..rows import GEN_ERROR, RUBRICS
@@ -346,6 +349,23 @@ async def _shared_rubrics(
     return out, errors
 
 
+async def _judge_own_prompts(
+    plans: Sequence[Planned], frames: Sequence[pd.DataFrame], judge: JudgeArg
+) -> None:
+    """``LLMMetric``s: each row's prompt rendered from your template and judged (a score and an
+    explanation read from the answer); the columns join the frame before rubriclab's run."""
+    for plan in plans:
+        if plan.llm is None:
+            continue
+        critic_judge = plan.judge if plan.judge is not None else judge_for(judge)
+        config = AutoraterConfig(sampling_count=plan.samples, flip_enabled=False)
+        for frame in frames:
+            with mock_speaks_vertex(critic_judge):
+                done = await critique(plan.llm, frame, critic_judge, config)
+            for column, values in done.columns.items():
+                frame[column] = pd.Series(values, index=frame.index, dtype=object)
+
+
 def _before(errors: Mapping[str, list[str | None]], name: str, i: int) -> str | None:
     """Why a row had no rubric before judging (generation failed, no such group), if so."""
     found = errors.get(name)
@@ -382,13 +402,18 @@ def _lab_result(name: str, row: Mapping[str, Any], before: str | None) -> EvalCa
     error = _value(row, f"{name}/error")
     if before and error:
         error = f"{before}; {error}"
+    raws = row.get(f"{name}/raw_outputs")  # an LLMMetric's answers, one per sample
     raw = _value(row, f"{name}/raw_output")
     return EvalCaseMetricResult(
         metric_name=name,
         score=None if score is None else float(score),
         explanation=_value(row, f"{name}/rationale"),
         rubric_verdicts=_verdicts(_value(row, f"{name}/criteria")),
-        raw_output=[str(raw)] if raw else None,
+        raw_output=[str(r) for r in raws]
+        if isinstance(raws, list)
+        else [str(raw)]
+        if raw
+        else None,
         error_message=error if error else (before if score is None else None),
     )
 
@@ -441,6 +466,33 @@ def _summary(
         stdev_score=statistics.stdev(scores) if len(scores) > 1 else None,
         pass_rate=sum(flags) / len(flags) if flags else None,
     )
+
+
+def _aggregated(
+    plan: Planned, default: AggregatedMetricResult, results: list[EvalCaseMetricResult]
+) -> AggregatedMetricResult:
+    """``aggregate_summary_fn(results) -> dict`` overrides or adds summary fields; if it fails
+    or returns no dict, the default summary stands (with a warning), as in Vertex."""
+    if plan.aggregate is None:
+        return default
+    try:
+        custom = plan.aggregate(results)
+    except Exception as exc:  # the user's function: keep the default summary, say why
+        warnings.warn(
+            f"metric {plan.name!r}: aggregate_summary_fn raised {type(exc).__name__}: {exc}; "
+            "the default summary is used",
+            stacklevel=4,
+        )
+        return default
+    if not isinstance(custom, Mapping):
+        warnings.warn(
+            f"metric {plan.name!r}: aggregate_summary_fn returned {type(custom).__name__}, not a "
+            "dict; the default summary is used",
+            stacklevel=4,
+        )
+        return default
+    fields = {str(k): v for k, v in custom.items() if k != "metric_name"}
+    return AggregatedMetricResult.model_validate({**default.model_dump(), **fields})
 
 
 def win_rates(cases: Sequence[EvalCaseResult], candidates: int) -> dict[str, WinRateStats]:
@@ -516,6 +568,7 @@ async def aevaluate(
     if dupes:
         raise ValueError(f"metric name(s) given twice: {', '.join(dupes)}")
     plans, before = await _shared_rubrics(plans, frames, judge)
+    await _judge_own_prompts(plans, frames, judge)
     lab_metrics = [p.lab for p in plans if p.lab is not None]
     results: list[EvalResult] = []
     for frame in frames:
@@ -545,9 +598,21 @@ async def aevaluate(
                 ResponseCandidateResult(response_index=k, metric_results=metric_results)
             )
         cases.append(EvalCaseResult(eval_case_index=i, response_candidate_results=candidates))
+    for plan in plans:  # rubriclab warns for its own metrics; these are judged here
+        failed = sum(r.error_message is not None for r in per_metric[plan.name])
+        if plan.lab is None and failed:
+            warnings.warn(
+                f"{plan.name}: {failed} of {len(per_metric[plan.name])} rows failed "
+                "(see error_message)",
+                RowErrorWarning,
+                stacklevel=3,
+            )
     out = EvaluationResult(
         eval_case_results=cases,
-        summary_metrics=[_summary(n, per_metric[n], passed[n]) for n in per_metric],
+        summary_metrics=[
+            _aggregated(p, _summary(p.name, per_metric[p.name], passed[p.name]), per_metric[p.name])
+            for p in plans
+        ],
         win_rates=win_rates(cases, len(frames)) if len(frames) > 1 else None,
         evaluation_dataset=datasets,
         metadata=EvaluationRunMetadata(

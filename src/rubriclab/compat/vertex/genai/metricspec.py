@@ -16,6 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from .cases import Model
 
 __all__ = [
+    "OUTPUT_INSTRUCTION",
     "PREBUILT",
     "EvalRunInferenceConfig",
     "EvaluateMethodConfig",
@@ -66,7 +67,9 @@ class Metric(Model):
 
 class LLMMetric(Metric):
     """A metric judged with your own ``prompt_template`` (``{prompt}``, ``{response}`` and any
-    column as ``{name}``); the judge answers a score and an explanation."""
+    column as ``{name}``; a ``MetricPromptBuilder`` works too). The judge answers a score and
+    an explanation; a template that does not ask for ``Score:`` gets :data:`OUTPUT_INSTRUCTION`
+    appended. An answer with no score is that row's error, never a 0."""
 
     rubric_group_name: str | None = None
     result_parsing_function: str | None = None
@@ -127,6 +130,11 @@ class PromptTemplate(Model):
         return f"PromptTemplate(text='{self.text}')"
 
 
+#: how an LLMMetric's judge is asked to answer (added to a template that does not say)
+OUTPUT_INSTRUCTION = (
+    "Answer in two lines: 'Score: <one of the rating scores, as a number>' and then "
+    "'Explanation: <why, in one or two sentences>'."
+)
 _INSTRUCTION = (
     "You are grading an AI model's response to a user's prompt. Read the prompt first to "
     "understand the task, then judge the response against each criterion below.\n"
@@ -175,12 +183,13 @@ def _prompt_text(data: dict[str, Any]) -> str:
     parts += [
         "# Criteria",
         _lines(data["criteria"]),
-        "# Rating scores",
+        "# Rating Rubric",
         _lines(data["rating_scores"]),
     ]
     parts += ["# Evaluation steps", _lines(data["evaluation_steps"])]
     if data.get("few_shot_examples"):
         parts += ["# Examples", "\n\n".join(map(str, data["few_shot_examples"]))]
+    parts += ["# Output format", OUTPUT_INSTRUCTION]
     parts += ["# User prompt", "{prompt}", "# AI-generated response", "{response}"]
     return "\n\n".join(parts)
 

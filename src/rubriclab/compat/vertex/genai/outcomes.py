@@ -8,7 +8,7 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from pydantic import PrivateAttr
+from pydantic import ConfigDict, PrivateAttr
 
 from .cases import EvaluationDataset, Model, RubricVerdict
 
@@ -55,8 +55,11 @@ class AggregatedMetricResult(Model):
     """One metric over all cases (and candidates): counts, mean, standard deviation, pass rate.
 
     Errors are counted, never scored as 0; ``pass_rate`` is the share of valid cases rubriclab
-    marks passed (None for metrics without a pass mark, such as computation metrics).
+    marks passed (None for metrics without a pass mark, such as computation metrics). Fields
+    an ``aggregate_summary_fn`` adds are kept (as in Vertex).
     """
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
 
     metric_name: str | None = None
     num_cases_total: int | None = None

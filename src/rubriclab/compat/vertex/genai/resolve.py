@@ -15,13 +15,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ....generate import RubricGenerator
+from ....judges import Judge
 from ....metrics import COMPUTATION, GENERATORS
 from ....metrics import RubricMetric as LabRubricMetric
 from ..calls import judge_for
-from .metricspec import PREBUILT, LLMMetric, Metric, PrebuiltMetric
+from ..classic import parse_pointwise_score_result
+from ..config import CustomOutputConfig
+from ..metrics import PointwiseMetric
+from .metricspec import OUTPUT_INSTRUCTION, PREBUILT, LLMMetric, Metric, PrebuiltMetric
 
 if TYPE_CHECKING:
-    from ....judges import Judge
     from ....metrics import Metric as LabMetric
 
 __all__ = ["Planned", "generator_for", "plan_metric", "rubric_column"]
@@ -83,6 +86,10 @@ class Planned:
     lab: LabMetric | None = None
     custom: Callable[..., Any] | None = None
     group: str | None = None  # the rubric group it judges with (a column is made for it)
+    llm: PointwiseMetric | None = None  # your own judge prompt (LLMMetric), judged classically
+    samples: int = 1
+    judge: Judge | None = None  # the metric's own judge (judge_model), else the client's
+    aggregate: Callable[..., Any] | None = None  # aggregate_summary_fn
 
 
 def rubric_column(group: str) -> str:
@@ -143,24 +150,44 @@ def plan_metric(spec: Any, judge: Judge | str | None) -> Planned:
     if refused:
         raise NotImplementedError(refused)
     name = spec.name or ""
+    if name in COMPUTATION and spec.custom_function is None and not spec.prompt_template:
+        return Planned(name=name, lab=COMPUTATION[name], aggregate=spec.aggregate_summary_fn)
+    own = judge_for(spec.judge_model, judge) if spec.judge_model else None
+    if isinstance(spec, LLMMetric) or spec.prompt_template:
+        if spec.parse_and_reduce_fn is not None or getattr(spec, "result_parsing_function", None):
+            raise NotImplementedError(
+                f"metric {name!r}: parse_and_reduce_fn / result_parsing_function are not offered; "
+                "the judge's answer is read as a score and an explanation (or use "
+                "rubriclab.compat.vertex's PointwiseMetric with CustomOutputConfig(parsing_fn=...))"
+            )
+        template = str(spec.prompt_template)
+        if not re.search(r"(?i)score\s*:|\"score\"", template):
+            template = f"{template}\n\n{OUTPUT_INSTRUCTION}"
+        critic = PointwiseMetric(
+            metric=name,
+            metric_prompt_template=template,
+            system_instruction=spec.judge_model_system_instruction,
+            custom_output_config=CustomOutputConfig(
+                return_raw_output=True, parsing_fn=parse_pointwise_score_result
+            ),
+        )
+        return Planned(
+            name=name,
+            llm=critic,
+            samples=spec.judge_model_sampling_count or 1,
+            judge=own,
+            aggregate=spec.aggregate_summary_fn,
+        )
     if spec.custom_function is not None:
         if not callable(spec.custom_function):
             raise TypeError(f"metric {name!r}: custom_function must be a function of one row")
-        return Planned(name=name, custom=spec.custom_function)
-    if name in COMPUTATION:
-        return Planned(name=name, lab=COMPUTATION[name])
-    if isinstance(spec, LLMMetric) or spec.prompt_template:
-        raise NotImplementedError(
-            f"metric {name!r}: judging with your own prompt_template (LLMMetric) is not offered "
-            "by rubriclab's Vertex GenAI client yet; use rubriclab.compat.vertex's "
-            "PointwiseMetric(metric=..., metric_prompt_template=...) with EvalTask"
-        )
+        return Planned(name=name, custom=spec.custom_function, aggregate=spec.aggregate_summary_fn)
     generator = generator_for(name, spec.metric_spec_parameters)
-    own = judge_for(spec.judge_model, judge) if spec.judge_model else None
     options: dict[str, Any] = {"name": name, "judge": own}
     if spec.judge_model_sampling_count:
         options["samples"] = spec.judge_model_sampling_count
+    agg = spec.aggregate_summary_fn
     if spec.rubric_group_name:
         lab = LabRubricMetric(rubric_column=rubric_column(spec.rubric_group_name), **options)
-        return Planned(name=name, lab=lab, group=spec.rubric_group_name)
-    return Planned(name=name, lab=LabRubricMetric(generator=generator, **options))
+        return Planned(name=name, lab=lab, group=spec.rubric_group_name, aggregate=agg)
+    return Planned(name=name, lab=LabRubricMetric(generator=generator, **options), aggregate=agg)
