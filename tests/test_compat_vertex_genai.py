@@ -375,3 +375,13 @@ def test_metric_prompt_builder_runs_on_the_mock() -> None:
     for case in result.eval_case_results or []:
         res = (case.response_candidate_results or [])[0].metric_results["clarity"]  # type: ignore[index]
         assert res.score in (0.0, 1.0) and "mock" in (res.explanation or "")
+
+
+def test_client_keeps_no_key() -> None:
+    """Vertex code passes ``api_key=``/credentials: they are dropped, never stored or shown."""
+    client = Client(project="p", location="l", api_key="sk-secret-123", credentials=object())
+    assert "sk-secret-123" not in repr(client)
+    assert "sk-secret-123" not in repr(vars(client))
+    assert "sk-secret-123" not in repr(
+        [vars(v) for v in vars(client).values() if hasattr(v, "__dict__")]
+    )

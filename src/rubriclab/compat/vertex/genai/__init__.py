@@ -21,8 +21,9 @@ NotImplementedError naming what to use instead.
 
 Inside: ``cases`` (data types), ``metricspec`` (metric types and configs), ``outcomes``
 (result types), ``convert`` (datasets and rubric groups to rubriclab's), ``resolve`` (metrics
-to rubriclab metrics), ``engine`` (the three calls), ``evals`` and ``client`` (the surface),
-``types`` (Vertex's ``types`` module).
+to rubriclab metrics), ``inference`` (``generate_rubrics``, ``run_inference``), ``engine``
+(``evaluate``), ``tally`` (per-row results, summaries, win rates), ``evals`` and ``client``
+(the surface), ``types`` (Vertex's ``types`` module).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ....judges.sync import run_sync
-from . import engine
+from . import engine, inference
 from .cases import EvaluationDataset
 from .metricspec import EvalRunInferenceConfig, EvaluateMethodConfig, PrebuiltMetric
 from .outcomes import EvaluationResult
@@ -99,7 +99,7 @@ class AsyncEvals:
         not used. A row whose generation fails has no rubrics and says why in
         ``rubric_generation_error``.
         """
-        return await engine.agenerate_rubrics(
+        return await inference.agenerate_rubrics(
             src,
             rubric_group_name,
             judge=self._judge,
@@ -123,7 +123,7 @@ class AsyncEvals:
         judge endpoint, e.g. Gemini's OpenAI-compatible one), a judge spec
         (``"openai:gpt-4o-mini"``) or a Python function of the prompt. A failed row keeps its
         error in ``response_error``."""
-        return await engine.arun_inference(
+        return await inference.arun_inference(
             src, model, judge=self._judge, agent=agent, config=config
         )
 
