@@ -385,3 +385,28 @@ def test_client_keeps_no_key() -> None:
     assert "sk-secret-123" not in repr(
         [vars(v) for v in vars(client).values() if hasattr(v, "__dict__")]
     )
+
+
+def test_bad_input_is_one_plain_line() -> None:
+    """A typo or a wrong type in Vertex's types: one line naming the type and the field, no
+    pydantic wording or links."""
+    cases = [
+        (
+            lambda: types.EvalCase(promt="x"),
+            "types.EvalCase: unknown key 'promt' (did you mean 'prompt'?)",
+        ),
+        (
+            lambda: types.EvaluationDataset.model_validate({"eval_cases": [{"prompt": 3}]}),
+            "types.EvaluationDataset: eval_cases[0].prompt: expected text or a Content, got int",
+        ),
+        (
+            lambda: types.EvaluationDataset(eval_dataset_df="data.csv"),
+            "eval_dataset_df must be a pandas DataFrame, got str",
+        ),
+    ]
+    for make, message in cases:
+        with pytest.raises(ValueError) as info:
+            make()
+        text = str(info.value)
+        assert message in text and "\n" not in text
+        assert "pydantic" not in text.lower() and "validation error" not in text.lower()

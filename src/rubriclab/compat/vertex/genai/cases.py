@@ -9,10 +9,13 @@ client needs; anywhere a ``Content`` is expected a plain string is accepted too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Self
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from ....plain_errors import explain
 
 __all__ = [
     "Content",
@@ -34,9 +37,42 @@ __all__ = [
 
 
 class Model(BaseModel):
-    """Vertex's models refuse unknown fields; ours too, so a typo is an error, not ignored."""
+    """Vertex's models refuse unknown fields; ours too, so a typo is an error, not ignored.
+
+    Bad input is a one-line ``ValueError`` naming the type and the field
+    (``types.EvalCase: unknown key 'promt' (did you mean 'prompt'?)``), never pydantic's text.
+    """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    def __init__(self, **data: Any) -> None:
+        nested = _depth.get() > 0
+        token = _depth.set(_depth.get() + 1)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            if nested:  # inside another model's validation: the outermost one explains
+                raise
+            raise ValueError(f"types.{type(self).__name__}: {explain(exc, type(self))}") from None
+        finally:
+            _depth.reset(token)
+
+    @classmethod
+    def model_validate(cls, *args: Any, **kwargs: Any) -> Self:
+        nested = _depth.get() > 0
+        token = _depth.set(_depth.get() + 1)
+        try:
+            return super().model_validate(*args, **kwargs)
+        except ValidationError as exc:
+            if nested:
+                raise
+            raise ValueError(f"types.{cls.__name__}: {explain(exc, cls)}") from None
+        finally:
+            _depth.reset(token)
+
+
+#: how deep in model construction we are (pydantic calls a custom __init__ for nested models)
+_depth: ContextVar[int] = ContextVar("vertex_genai_model_depth", default=0)
 
 
 class Part(Model):
@@ -62,7 +98,7 @@ def as_content(value: Any) -> Content | None:
         return Content(parts=[Part(text=value)])
     if isinstance(value, dict):
         return Content.model_validate(value)
-    raise TypeError(f"expected text or a Content, got {type(value).__name__}")
+    raise ValueError(f"expected text or a Content, got {type(value).__name__}")
 
 
 def content_text(value: Any) -> str | None:
