@@ -262,6 +262,8 @@ def test_eval_cases_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     )  # type: ignore[index]
     assert [v.evaluated_rubric.text for v in verdicts or []] == ["Does it give a number?"]  # type: ignore[union-attr]
     assert len(result.results) == 2 and all(isinstance(r, rl.EvalResult) for r in result.results)
+    # the group's rubric is the metric's own rubric column, as rubriclab's views expect
+    assert "general_quality_v1/rubric" in result.results[0].table.columns
     result.show()
     shown = capsys.readouterr().out
     assert "wins" in shown and "ties" in shown

@@ -86,7 +86,7 @@ async def _shared_rubrics(
         if not isinstance(lab, LabRubricMetric):
             out.append(plan)
             continue
-        column = rubric_column(plan.group or f"adaptive:{plan.name}")
+        column = rubric_column(plan.name)
         if plan.group is not None:
             for k, frame in enumerate(frames):
                 if RUBRIC_GROUPS not in frame.columns:

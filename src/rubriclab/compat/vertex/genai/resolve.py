@@ -92,9 +92,10 @@ class Planned:
     aggregate: Callable[..., Any] | None = None  # aggregate_summary_fn
 
 
-def rubric_column(group: str) -> str:
-    """The hidden column a rubric group is put in for rubriclab (one rubric per row)."""
-    return f"rubric_group:{group}"
+def rubric_column(metric: str) -> str:
+    """The column a metric's rubrics go in for rubriclab (one per row): rubriclab's own
+    ``{metric}/rubric``, so its views show them as the metric's rubric."""
+    return f"{metric}/rubric"
 
 
 def generator_for(name: str, parameters: Mapping[str, Any] | None = None) -> RubricGenerator:
@@ -188,6 +189,6 @@ def plan_metric(spec: Any, judge: Judge | str | None) -> Planned:
         options["samples"] = spec.judge_model_sampling_count
     agg = spec.aggregate_summary_fn
     if spec.rubric_group_name:
-        lab = LabRubricMetric(rubric_column=rubric_column(spec.rubric_group_name), **options)
+        lab = LabRubricMetric(rubric_column=rubric_column(name), **options)
         return Planned(name=name, lab=lab, group=spec.rubric_group_name, aggregate=agg)
     return Planned(name=name, lab=LabRubricMetric(generator=generator, **options), aggregate=agg)

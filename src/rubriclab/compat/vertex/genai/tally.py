@@ -96,9 +96,7 @@ def lab_result(name: str, row: Mapping[str, Any], before: str | None) -> EvalCas
 def custom_result(
     name: str, fn: Callable[..., Any], row: Mapping[str, Any]
 ) -> EvalCaseMetricResult:
-    instance = {
-        k: v for k, v in row.items() if "/" not in str(k) and not str(k).startswith("rubric_group:")
-    }
+    instance = {k: v for k, v in row.items() if "/" not in str(k)}
     try:
         value = fn(instance)
     except Exception as exc:  # a user's function failing is that row's error
