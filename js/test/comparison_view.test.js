@@ -55,6 +55,18 @@ describe("ComparisonView", () => {
     expect(m.listenerCount()).toBe(0);
   });
 
+  it("names the runs on both charts' axes, with ticks from -span to +span", () => {
+    const el = document.createElement("div");
+    const cleanup = view.render({ model: model(), el });
+    const ticks = (sel) => [...el.querySelectorAll(`${sel} .rl-cmp-axis .rl-tick`)].map((t) => t.textContent);
+    expect(ticks(".rl-metric-bars")).toEqual(["-20.0%", "-10.0%", "0.0%", "+10.0%", "+20.0%"]);
+    expect(ticks(".rl-criterion-bars")).toEqual(["-1.00", "-0.50", "0.00", "+0.50", "+1.00"]);
+    expect(el.querySelector(".rl-metric-bars .rl-axis-title").textContent).toBe("v2 − v1");
+    expect(el.querySelector(".rl-metric-bars .rl-axis-sides").textContent).toBe("◀ v1 better · v2 better ▶");
+    expect(el.querySelector(".rl-criterion-bars").previousSibling.textContent).toContain("v2 − v1");
+    cleanup();
+  });
+
   it("selects a metric and a case, and shows both critiques as text", () => {
     const el = document.createElement("div");
     const m = model();
