@@ -50,6 +50,18 @@ function axisRow(span, names, what, format) {
   ];
 }
 
+/**
+ * Tick labels in percent, whole when every tick is (short labels fit a narrow axis).
+ * @param {number} span @returns {(v: number) => string}
+ */
+export function tickPct(span) {
+  const whole = [0.5, 1].every((f) => Math.abs(Math.round(1000 * span * f) / 10 - Math.round(100 * span * f)) < 1e-9);
+  return (v) => {
+    const n = Math.round(1000 * v) / 10 + 0;
+    return `${n > 0 ? "+" : ""}${whole ? n.toFixed(0) : n.toFixed(1)}%`;
+  };
+}
+
 /** @param {any[]} rows */
 const spanOf = (rows, floor) => Math.max(floor, ...rows.flatMap((r) => [r.ci_low, r.ci_high, r.diff].filter(isNum).map(Math.abs)));
 
@@ -97,7 +109,7 @@ export function metricBars(model) {
           ),
         ];
       }),
-      axisRow(span, names, `${names[1]} − ${names[0]}`, (v) => pct(v, true)),
+      axisRow(span, names, `${names[1]} − ${names[0]}`, tickPct(span)),
     ),
   );
 }
