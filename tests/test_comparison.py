@@ -243,3 +243,18 @@ def test_cli_compare_bad_input_exits_2(two_runs, capsys, tmp_path) -> None:
     assert main(["compare", str(a), str(b), "--fail-if-worse", "m:x"]) == 2
     assert main(["compare", str(a), str(tmp_path / "missing.jsonl")]) == 2
     assert "no result file" in capsys.readouterr().err
+
+
+def test_runs_are_named_as_the_callers_code_names_them() -> None:
+    """Issue 26: ``rl.compare(v1, v2)`` (the README's line) named its runs "A" and "B"; the one
+    name each result has in the caller's code names it now, and anything ambiguous keeps A/B."""
+    v1 = _run(["x", "y"], [0.5, 1.0])
+    v2 = _run(["x", "y"], [1.0, 1.0])
+    assert rl.compare(v1, v2).names == ("v1", "v2")
+    assert rl.compare(v1, v2, names=("old", "new")).names == ("old", "new")
+    also = v1  # two names for one result: no guess
+    assert rl.compare(also, v2).names == ("A", "v2")
+    assert rl.compare(_run(["x"], [0.5]), _run(["x"], [1.0])).names == ("A", "B")
+    v1.meta["title"] = "prompt v1"  # a result's own title comes first
+    assert rl.compare(v1, v2).names == ("prompt v1", "v2")
+    assert "v2 vs prompt v1" in rl.ComparisonView(rl.compare(v1, v2)).title

@@ -761,3 +761,27 @@ def test_a_missing_baseline_column_stops_before_any_call_naming_it(
         info.value
     )
     assert fake_judge.requests == []  # not one call, not even the pointwise metric's
+
+
+def test_a_live_run_hands_over_its_first_rows_after_one_round_of_calls(fake_judge: Any) -> None:
+    """Issue 26: the live table filled in blocks of 16 (4x the concurrency, at least 16), so
+    its first rows came only after 8 rounds of calls; the first block is now one round and
+    blocks double from there (to the old size), the result unchanged."""
+    from rubriclab.evaluation import aevaluate
+    from rubriclab.judges.sync import run_sync
+
+    fake_judge.responder = _half_bad
+    df = pd.DataFrame({"prompt": [f"p{i}" for i in range(40)], "response": ["ok"] * 40})
+    metric = rl.metrics.RubricMetric(name="chk", rubric=rl.Rubric.checklist(["A?", "B?"]))
+    judge = _judge(fake_judge, cache=False, max_concurrency=2)
+    blocks: list[pd.DataFrame] = []
+    result = run_sync(aevaluate(df, [metric], judge=judge, on_rows=blocks.append))
+    assert [len(b) for b in blocks] == [2, 4, 8, 16, 10]
+    assert [b.index[0] for b in blocks] == [0, 2, 6, 14, 30]
+    assert len(result.table) == 40 and (result.table["chk/score"] == 1.0).all()
+    # the sizes alone: explicit chunk_rows kept as given
+    from rubriclab.evaluation.run import block_sizes
+
+    assert block_sizes(10, 4, 16) == [4, 4, 2]
+    assert block_sizes(200, None, 16) == [16, 32, 64, 64, 24]
+    assert block_sizes(0, None, 4) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import pickle
 from pathlib import Path
 from typing import Any
@@ -368,3 +369,45 @@ def test_both_transports_work_and_aiohttp_is_the_default(
         replies = judge.map([f"t{i}" for i in range(5)], progress=False)
         assert all(r.ok for r in replies)
         assert judge.transport == transport
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_host_that_never_accepts_is_a_connect_timeout_not_the_whole_deadline(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: aiohttp had only a total timeout, so a connection that never completed held
+    its call for the whole deadline (and was cancelled mid-connect). Connecting now has its
+    own bound (at most 10 s), said as such on the row."""
+    import socket
+
+    from rubriclab.judges import openai as openai_backend
+
+    monkeypatch.setattr(openai_backend, "CONNECT_TIMEOUT_S", 0.3)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(8):  # a full accept queue: later connections get no answer
+        s = socket.socket()
+        s.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            s.connect(("127.0.0.1", port))
+        fillers.append(s)
+    try:
+        judge = Judge(
+            f"http://127.0.0.1:{port}/v1",
+            model="m",
+            timeout=5,
+            max_retries=0,
+            cache=False,
+            transport=transport,
+        )
+        reply = judge.complete("hello?")
+    finally:
+        for s in fillers:
+            s.close()
+        listener.close()
+    assert reply.error is not None and reply.error.type == "timeout"
+    assert "could not connect to http://127.0.0.1" in reply.error.message
+    assert "within 0.3s" in reply.error.message

@@ -83,14 +83,25 @@ def test_every_enumerated_criterion_is_scored_once() -> None:
     ]
 
 
-def test_evidence_quotes_the_users_text() -> None:
+def test_evidence_is_neutral_canned_text_that_says_it_is_a_mock() -> None:
+    """Issue 26: the mock's evidence quoted 8 words of the prompt (often the judge template's
+    own instructions) as if it had found them in the answer; it is canned text now, labelled."""
+    template = (
+        "You are an impartial judge. Use the criterion ids exactly as given. <response> "
+        + USER
+        + " </response>"
+    )
     reply = Judge("mock").complete(
-        USER, response_format=schema_format(Critique.model_json_schema())
+        template, response_format=schema_format(Critique.model_json_schema())
     )
     parsed = Critique.model_validate_json(reply.text or "")
+    assert parsed.criteria
     for item in parsed.criteria:
-        quote = item.evidence.removeprefix(LABEL).strip().strip('"')
-        assert quote and quote in USER
+        assert item.evidence.startswith(f"{LABEL} canned evidence: ")
+        words = item.evidence.removeprefix(LABEL).split()
+        # no run of three of the prompt's words (a quote) in it
+        runs = {" ".join(words[i : i + 3]) for i in range(len(words) - 2)}
+        assert not any(run in template for run in runs), item.evidence
 
 
 def test_bounds_and_array_sizes_are_respected() -> None:

@@ -191,3 +191,86 @@ def test_hostile_text_in_the_responses_gets_an_answer_not_an_error() -> None:
         first, second = ask(CHECKLIST, a, b), ask(CHECKLIST, b, a)
         assert set(first["criteria"]) == set(CHECKLIST.names)
         assert second["overall"]["choice"] in schemas.PAIRWISE_CHOICES
+
+
+# -- the answer that says more --------------------------------------------------------------------
+
+QUICKSTART = pd.DataFrame(  # the README quickstart's rows, as written there
+    {
+        "prompt": [
+            "Can I get my money back for the blender I bought last week?",
+            "I opened the box but never used the kettle. Can I return it?",
+            "How long does shipping take?",
+        ],
+        "response": [
+            "Yes. Within 30 days of delivery you get a full refund to your original payment method.",
+            "No, opened items can't be returned.",
+            "Standard shipping takes 3-5 business days; express takes 1-2.",
+        ],
+        "baseline_model_response": ["Sure.", "Maybe, ask the store.", "It depends."],
+    }
+)
+
+
+def _readme_support() -> rl.Rubric:
+    return rl.Rubric.analytic(
+        {
+            "accuracy": {
+                "weight": 0.4,
+                "critical": 2,
+                "levels": {1: "error", 2: "vague", 3: "precise"},
+            },
+            "completeness": {"weight": 0.3, "levels": {1: "misses", 2: "partly", 3: "every part"}},
+            "tone": {"weight": 0.2, "levels": {1: "rude", 2: "stiff", 3: "warm"}},
+            "conciseness": {"weight": 0.1, "levels": {1: "padded", 2: "long", 3: "needed"}},
+        },
+        pass_mark=0.7,
+    )
+
+
+@pytest.mark.parametrize("rubric", [_readme_support(), CHECKLIST], ids=["readme", "checklist"])
+def test_the_mock_prefers_the_answer_that_says_more_in_either_column(rubric: rl.Rubric) -> None:
+    """Issue 26: on the README's quickstart the mock preferred "Sure." as often as the full
+    answer. It follows the answers' share of words now, whichever column holds the longer one
+    (the negative control: the same rows swapped), never the slot."""
+    metric = rl.metrics.PairwiseRubricMetric(rubric=rubric, name="vs")
+    one = rl.evaluate(QUICKSTART, [metric], judge="mock").table["vs/score"].tolist()
+    # rows 0 and 2: 16 and 9 words against one or two; row 1 is 6 words against 4, a close
+    # call the mock may tie, but the four-word "Maybe, ask the store." never wins it
+    assert one[0] > 0 and one[2] > 0 and one[1] >= 0, one
+    swapped = QUICKSTART.assign(
+        response=QUICKSTART["baseline_model_response"],
+        baseline_model_response=QUICKSTART["response"],
+    )
+    two = rl.evaluate(swapped, [metric], judge="mock").table["vs/score"].tolist()
+    assert two == [-s + 0.0 for s in one]
+    # a wider sample: longer candidate answers win far more often than they lose
+    rows = 60
+    longer = pd.DataFrame(
+        {
+            "prompt": [f"Question {i}?" for i in range(rows)],
+            "response": [
+                f"Answer {i}: the full reply, with the steps and the reason." for i in range(rows)
+            ],
+            "baseline_model_response": [f"Answer {i}." for i in range(rows)],
+        }
+    )
+    scores = rl.evaluate(longer, [metric], judge="mock").table["vs/score"]
+    assert (scores > 0).mean() >= 0.8 and (scores < 0).mean() <= 0.05
+
+
+def test_answers_of_one_length_split_their_wins() -> None:
+    """The control: with no difference in length the mock has no favourite column."""
+    rows = 120
+    same = pd.DataFrame(
+        {
+            "prompt": [f"Question {i}?" for i in range(rows)],
+            "response": [f"Reply {i} alpha" for i in range(rows)],
+            "baseline_model_response": [f"Reply {i} beta" for i in range(rows)],
+        }
+    )
+    metric = rl.metrics.PairwiseRubricMetric(rubric=CHECKLIST, name="vs")
+    scores = rl.evaluate(same, [metric], judge="mock").table["vs/score"]
+    wins, losses = int((scores > 0).sum()), int((scores < 0).sum())
+    assert wins + losses >= rows // 3
+    assert abs(wins - losses) <= 0.3 * (wins + losses), (wins, losses)

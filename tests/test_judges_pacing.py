@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
@@ -204,9 +205,12 @@ def test_the_prompt_is_read_for_an_estimate_only_until_replies_said_what_calls_c
 class Bucket:
     """A provider's token bucket on the test's clock: refuses with the exact wait."""
 
-    def __init__(self, clock: Clock, rate: float, burst: float) -> None:
+    def __init__(
+        self, clock: Clock, rate: float, burst: float, whole_seconds: bool = False
+    ) -> None:
         self.clock, self.rate, self.capacity = clock, rate, burst
         self.level, self.stamp = burst, clock.now
+        self.whole_seconds = whole_seconds  # Retry-After rounded up to whole seconds
 
     def admit(self) -> float | None:
         """None when the send is let through, else its Retry-After."""
@@ -216,7 +220,8 @@ class Bucket:
         if self.level >= 1.0:
             self.level -= 1.0
             return None
-        return (1.0 - self.level) / self.rate
+        wait = (1.0 - self.level) / self.rate
+        return float(math.ceil(wait)) if self.whole_seconds else wait
 
 
 def drive(
@@ -278,13 +283,61 @@ def test_a_bare_bucket_without_the_pacer_is_refused_most_of_the_time(clock: Cloc
 
 
 def test_random_429s_with_a_long_retry_after_teach_no_pace(clock: Clock) -> None:
-    """A gateway's stray 429s ("Retry-After: 1" while every other send gets through) are
+    """A gateway's stray 429s ("Retry-After: 1.5" while every other send gets through) are
     not a bucket's: a bucket's next token is at most one token's time away."""
     pacer = Pacer()
-    refused = drive(pacer, clock, None, 1000, noise=20)
+    refused = drive(pacer, clock, None, 1000, noise=20, noise_wait=1.5)
     assert refused == 50
     assert pacer.bare is not None and pacer.bare.rate is None
     assert clock.slept == []  # nothing was held
+
+
+def test_a_bare_bucket_with_whole_second_retry_after_is_paced_near_its_rate(
+    clock: Clock,
+) -> None:
+    """Issue 25: a limiter saying only "Retry-After: 1" (its next token 20 ms away) was not
+    paced at all. The sends let through between refusals, by their send times, read its rate;
+    paced to it, the bucket refuses few and passes near its limit."""
+    pacer = Pacer()
+    bucket = Bucket(clock, rate=50.0, burst=5, whole_seconds=True)
+    start = clock.now
+    first = drive(pacer, clock, bucket, 400)  # 0.8 s unpaced: a reading needs 0.5 s
+    assert pacer.bare is not None and pacer.bare.rate == pytest.approx(50.0, rel=0.1)
+    steady = drive(pacer, clock, bucket, 1000)
+    assert steady <= 1000 * 0.05, steady
+    sent = 1400 - first - steady
+    assert sent / (clock.now - start) >= 0.9 * 50.0
+
+
+def test_a_whole_second_bucket_without_the_pacer_is_refused_most_of_the_time(
+    clock: Clock,
+) -> None:
+    """The negative control: the same bucket and client, every refusal told to a pacer that
+    reads nothing from whole seconds (the old rule: no reading past the token-time check)."""
+    pacer = Pacer()
+    bucket = Bucket(clock, rate=50.0, burst=5, whole_seconds=True)
+    pacing.BareLimit.SPAN_COARSE, saved = math.inf, pacing.BareLimit.SPAN_COARSE
+    try:
+        refused = drive(pacer, clock, bucket, 1000)
+    finally:
+        pacing.BareLimit.SPAN_COARSE = saved
+    assert refused >= 1000 * 0.8
+    assert pacer.bare is not None and pacer.bare.rate is None
+
+
+def test_random_429s_with_whole_second_retry_after_are_tried_then_left_unpaced(
+    clock: Clock,
+) -> None:
+    """ "Retry-After: 1" at random (a gateway, every 20th send) reads like a bucket at first;
+    paced below what it read, the refusals go on at their share, which no bucket does: two
+    checks (200 sends) and the pacing stops, having cost little."""
+    pacer = Pacer()
+    start = clock.now
+    refused = drive(pacer, clock, None, 2000, noise=20)
+    assert refused == 100
+    assert pacer.bare is not None and pacer.bare.rate is None  # stopped
+    unpaced = 2000 * 0.002
+    assert clock.now - start <= 1.06 * unpaced  # at most a few per cent slower
 
 
 def test_a_fifth_of_calls_refused_at_random_with_a_short_retry_after_is_not_paced_down(

@@ -127,3 +127,41 @@ def test_a_cells_comparisons_come_a_page_at_a_time_with_their_texts() -> None:
     assert view.detail["item"]["keys"] == {"question_id": 17}
     view.set_state({"page": 99})
     assert view.page == 2  # clamped to the last page
+
+
+def test_figures_from_a_mock_run_carry_the_mock_banner_and_a_real_run_does_not() -> None:
+    """Issue 26: a CalibrationView of agreement figures whose judge side came from the mock
+    judge showed no MOCK banner. The mark travels with the mock run's table (and the columns
+    taken from it) into the figures and the view; a real run's figures have none."""
+    import rubriclab as rl
+    from rubriclab.testing import FakeJudgeServer
+
+    df = pd.DataFrame({"prompt": [f"q{i}" for i in range(6)], "response": ["an answer"] * 6})
+    rubric = rl.Rubric.analytic(
+        {
+            "accuracy": {"levels": {1: "wrong", 2: "partly", 3: "right"}},
+            "clarity": {"levels": {1: "unclear", 2: "fair", 3: "clear"}},
+        }
+    )
+    metric = rl.metrics.RubricMetric(rubric=rubric, name="m")
+    human = pd.Series([{"accuracy": 2, "clarity": 3}] * 6)
+    mock = rl.evaluate(df, [metric], judge="mock")
+    crit = criterion_agreement(mock.table["m/criteria"], human, rubric=rubric, n_boot=50)
+    view = CalibrationView(criteria=crit)
+    assert crit.mock_judge and view.is_mock and "mock" in view.judge
+    assert "MOCK judge" in view.static_text() and "MOCK judge" in view.static_html()
+
+    with FakeJudgeServer() as server:  # answers as the mock would, over real HTTP
+        judge = rl.Judge(server.url, model="m", max_retries=0, cache=False)
+        # the negative control: a real run, over the mock run's own table
+        real = rl.evaluate(mock.table[["prompt", "response"]], [metric], judge=judge)
+    assert not real.is_mock
+    crit = criterion_agreement(real.table["m/criteria"], human, rubric=rubric, n_boot=50)
+    view = CalibrationView(criteria=crit)
+    assert crit.mock_judge is None and not view.is_mock
+    assert "MOCK" not in view.static_text() and "MOCK" not in view.static_html()
+    # pairwise figures: the judge frame taken from a mock run says so too
+    jd, hu = _frames()
+    jd.attrs.update(mock.table.attrs)
+    assert CalibrationView(pairwise_agreement(jd, hu, on="question_id")).is_mock
+    assert not CalibrationView(pairwise_agreement(*_frames(), on="question_id")).is_mock

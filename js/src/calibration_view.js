@@ -1,7 +1,7 @@
 // CalibrationView: judge vs people. A heat map of verdicts (click a cell to list those
 // comparisons, open one to read both sides), the headline agreement figures, and per-criterion
 // bars of judge-minus-human with bootstrap intervals.
-import { h, append, mountRoot, clear, listen, field } from "./lib/dom.js";
+import { h, append, mountRoot, clear, listen, field, mockBanner } from "./lib/dom.js";
 import { isNum } from "./lib/format.js";
 import { axisTicks } from "./lib/charts.js";
 
@@ -252,6 +252,7 @@ function render({ model, el }) {
     const summary = model.get("summary") || {};
     const hasPairs = (model.get("labels") || []).length > 0;
     append(root, [
+        mockBanner(model.get("is_mock"), model.get("judge")),
         model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
         hasPairs ? h("div", { class: "rl-muted" }, `${(model.get("sides") || []).join(" vs ")} on ${summary.pairs ?? 0} pairs · ${summary.disagreements ?? 0} disagreements`) : null,
         figures(summary),
@@ -262,7 +263,7 @@ function render({ model, el }) {
     ]);
   };
   draw();
-  const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title", "page", "people"], draw);
+  const unlisten = listen(model, ["summary", "labels", "sides", "confusion", "cell", "items", "cell_total", "item", "detail", "criteria", "title", "page", "people", "is_mock", "judge"], draw);
   return () => {
     unlisten();
     clear(el);

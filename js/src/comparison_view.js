@@ -4,6 +4,7 @@
 // ever enters the page as text (h() builds text nodes).
 import { h, append, mountRoot, clear, listen, field, mockBanner } from "./lib/dom.js";
 import { isNum, fmtCount, verdictClass } from "./lib/format.js";
+import { axisTicks } from "./lib/charts.js";
 
 /** 0.75 -> "75.0%"; signed adds "+" to gains. @param {unknown} v @param {boolean} [signed] */
 export function pct(v, signed = false) {
@@ -35,6 +36,31 @@ function bar(r, span) {
 
 // the bar keeps a readable width; the figures beside it wrap instead of squeezing it
 const GRID = "grid-template-columns:max-content minmax(160px,1fr) minmax(0,2fr)";
+
+/**
+ * The bars' shared axis, as the grid's last row: what is measured, ticks from -span to +span
+ * (0 = no change), and which side is whose gain.
+ * @param {number} span @param {string[]} names @param {string} what @param {(v: number) => string} format
+ */
+function axisRow(span, names, what, format) {
+  return [
+    h("span", { class: "rl-muted rl-small rl-axis-title", style: "text-align:right" }, what),
+    h("div", { class: "rl-forest-axis rl-cmp-axis" }, axisTicks(-span, span, 5, format)),
+    h("span", { class: "rl-muted rl-small rl-axis-sides" }, `◀ ${names[0]} better · ${names[1]} better ▶`),
+  ];
+}
+
+/**
+ * Tick labels in percent, whole when every tick is (short labels fit a narrow axis).
+ * @param {number} span @returns {(v: number) => string}
+ */
+export function tickPct(span) {
+  const whole = [0.5, 1].every((f) => Math.abs(Math.round(1000 * span * f) / 10 - Math.round(100 * span * f)) < 1e-9);
+  return (v) => {
+    const n = Math.round(1000 * v) / 10 + 0;
+    return `${n > 0 ? "+" : ""}${whole ? n.toFixed(0) : n.toFixed(1)}%`;
+  };
+}
 
 /** @param {any[]} rows */
 const spanOf = (rows, floor) => Math.max(floor, ...rows.flatMap((r) => [r.ci_low, r.ci_high, r.diff].filter(isNum).map(Math.abs)));
@@ -83,18 +109,19 @@ export function metricBars(model) {
           ),
         ];
       }),
+      axisRow(span, names, `${names[1]} − ${names[0]}`, tickPct(span)),
     ),
   );
 }
 
 /** Per-criterion bars (level differences), largest change first. @param {any[]} rows */
-export function criterionBars(rows) {
+export function criterionBars(rows, names = ["A", "B"]) {
   if (!Array.isArray(rows) || rows.length === 0) return null;
   const span = spanOf(rows, 0.5);
   return h(
     "div",
     {},
-    h("div", { class: "rl-h" }, "Per criterion: mean level difference (interval), largest change first"),
+    h("div", { class: "rl-h" }, `Per criterion: ${names[1]} − ${names[0]}, mean level difference (interval), largest change first`),
     h(
       "div",
       { class: "rl-bars rl-criterion-bars", style: GRID },
@@ -103,6 +130,7 @@ export function criterionBars(rows) {
         bar(r, span),
         h("span", { class: "rl-small" }, h("b", {}, levels(r.diff)), ` [${levels(r.ci_low)}, ${levels(r.ci_high)}] · better ${r.better} / same ${r.same} / worse ${r.worse}`),
       ]),
+      axisRow(span, names, "levels", levels),
     ),
   );
 }
@@ -186,7 +214,7 @@ function render({ model, el }) {
         model.get("title") ? h("div", { class: "rl-title", style: "margin-bottom:6px" }, model.get("title")) : null,
         h("div", { class: "rl-muted rl-overview" }, `${fmtCount(o.cases ?? 0, "case")} paired · only in ${names[0]}: ${o.only_a ?? 0} · only in ${names[1]}: ${o.only_b ?? 0} · errored rows left out: ${o.errored ?? 0}`),
         metricBars(model),
-        criterionBars(model.get("criteria")),
+        criterionBars(model.get("criteria"), names),
         caseList(model),
         sideBySide(model.get("detail")),
     ]);

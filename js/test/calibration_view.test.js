@@ -41,6 +41,18 @@ describe("CalibrationView", () => {
     expect(m.listenerCount()).toBe(0);
   });
 
+  it("carries the MOCK banner when its inputs came from a mock judge, and only then", () => {
+    const el = document.createElement("div");
+    const m = model();
+    const cleanup = view.render({ model: m, el });
+    expect(el.querySelector(".rl-mock")).toBeNull();
+    m.set("judge", "mock judge 'mock'");
+    m.set("is_mock", true);
+    expect(el.querySelector(".rl-mock").textContent).toContain("MOCK judge");
+    expect(el.querySelector(".rl-mock").getAttribute("title")).toContain("mock judge 'mock'");
+    cleanup();
+  });
+
   it("lists a cell's comparisons and opens one side by side, as text", () => {
     const el = document.createElement("div");
     const m = model();

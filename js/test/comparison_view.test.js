@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import view, { pct, levels } from "../src/comparison_view.js";
+import view, { pct, levels, tickPct } from "../src/comparison_view.js";
 import { FakeModel } from "./fake_model.js";
 
 const XSS = "<img src=x onerror=alert(1)>";
@@ -53,6 +53,19 @@ describe("ComparisonView", () => {
     expect(el.querySelector(".rl-criterion-bars").textContent).toContain("support · accuracy+0.50 [0.00, +1.00]");
     cleanup();
     expect(m.listenerCount()).toBe(0);
+  });
+
+  it("names the runs on both charts' axes, with ticks from -span to +span", () => {
+    const el = document.createElement("div");
+    const cleanup = view.render({ model: model(), el });
+    const ticks = (sel) => [...el.querySelectorAll(`${sel} .rl-cmp-axis .rl-tick`)].map((t) => t.textContent);
+    expect(ticks(".rl-metric-bars")).toEqual(["-20%", "-10%", "0%", "+10%", "+20%"]);
+    expect(["-0.05", "-0.025", "0", "0.025", "0.05"].map(Number).map(tickPct(0.05))).toEqual(["-5.0%", "-2.5%", "0.0%", "+2.5%", "+5.0%"]);
+    expect(ticks(".rl-criterion-bars")).toEqual(["-1.00", "-0.50", "0.00", "+0.50", "+1.00"]);
+    expect(el.querySelector(".rl-metric-bars .rl-axis-title").textContent).toBe("v2 − v1");
+    expect(el.querySelector(".rl-metric-bars .rl-axis-sides").textContent).toBe("◀ v1 better · v2 better ▶");
+    expect(el.querySelector(".rl-criterion-bars").previousSibling.textContent).toContain("v2 − v1");
+    cleanup();
   });
 
   it("selects a metric and a case, and shows both critiques as text", () => {

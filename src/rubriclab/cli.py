@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .columns import to_plain
+from .scale import format_count
 
 if TYPE_CHECKING:
     from .judges import Judge
@@ -395,7 +396,10 @@ def _review(results: str, host: str, port: int, reviewer: str | None) -> int:
 
     async def run() -> None:
         runner = await serve(server, host, port)
-        print(f"rubriclab review: {server.result.row_count} rows of {results}", flush=True)
+        print(
+            f"rubriclab review: {format_count(server.result.row_count, 'row')} of {results}",
+            flush=True,
+        )
         print(f"  open {server.url}", flush=True)
         print("  (Ctrl+C stops; labels are saved as they are given)", flush=True)
         try:

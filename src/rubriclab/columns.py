@@ -26,6 +26,7 @@ __all__ = [
     "FLOAT_FIELDS",
     "JUDGES",
     "LATENCY",
+    "MOCK_ATTR",
     "NESTED_FIELDS",
     "PAIRWISE_CHOICE",
     "PAIRWISE_FIELDS",
@@ -42,6 +43,7 @@ __all__ = [
     "col",
     "field_of",
     "metric_of",
+    "mock_judge_of",
     "preview",
     "split_col",
     "to_plain",
@@ -167,3 +169,18 @@ def preview(text: str, limit: int) -> str:
     if limit < 1:
         return ""
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+#: ``DataFrame.attrs`` key a mock run's table carries (the judge's description): frames and
+#: columns taken from it (pandas copies ``attrs`` along) still say they came from a mock, so
+#: figures computed from them (agreement with people) can say so too
+MOCK_ATTR: Final = "rubriclab_mock_judge"
+
+
+def mock_judge_of(data: Any) -> str | None:
+    """The mock judge a table or column came from (its ``attrs``), else None."""
+    attrs = getattr(data, "attrs", None)
+    if not isinstance(attrs, Mapping):
+        return None
+    judge = attrs.get(MOCK_ATTR)
+    return str(judge) if judge else None

@@ -19,10 +19,12 @@ errors and left out of every figure (an error is not a 0). Differences are B min
 from __future__ import annotations
 
 import math
+import sys
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -258,7 +260,8 @@ def compare(
     """
     res_a = load_result(a) if isinstance(a, str | Path) else a
     res_b = load_result(b) if isinstance(b, str | Path) else b
-    label_a, label_b = names or (_label(a, "A"), _label(b, "B"))
+    caller = sys._getframe(1) if a is not b else None  # one result twice: "A" and "B"
+    label_a, label_b = names or (_label(a, "A", caller), _label(b, "B", caller))
     if label_a == label_b:
         label_b = f"{label_b} (2)"
     keys = _key_columns(res_a.table, res_b.table, key)
@@ -382,11 +385,31 @@ def parse_gate(text: str) -> tuple[str, float]:
 # -- pieces ----------------------------------------------------------------------------------------
 
 
-def _label(source: Any, default: str) -> str:
+def _label(source: Any, default: str, caller: FrameType | None = None) -> str:
+    """A run's name: a file's stem, the result's title, else the one name the caller's code
+    gives it (``rl.compare(v1, v2)`` compares "v1" and "v2"), else ``default``."""
     if isinstance(source, str | Path):
         return Path(source).stem
     title = getattr(source, "meta", {}).get("title") if hasattr(source, "meta") else None
-    return str(title) if title else default
+    if title:
+        return str(title)
+    name = _variable_name(source, caller)
+    # ``compare(a, b)`` keeps "A" and "B" (and the errored table's error_A / error_B)
+    return name if name is not None and name.upper() != default else default
+
+
+def _variable_name(value: Any, frame: FrameType | None) -> str | None:
+    """The single public name bound to ``value`` in ``frame``'s locals, else its globals
+    (None when there is none, or more than one: a guess would mislabel the run)."""
+    if frame is None:
+        return None
+    for scope in (frame.f_locals, frame.f_globals):
+        found = [k for k, v in list(scope.items()) if v is value and not k.startswith("_")]
+        if len(found) == 1 and found[0].isidentifier():
+            return found[0][:60]
+        if found:
+            return None
+    return None
 
 
 def _key_columns(ta: pd.DataFrame, tb: pd.DataFrame, key: str | Sequence[str] | None) -> list[str]:

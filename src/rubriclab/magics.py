@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
+from .scale import format_count
+
 if TYPE_CHECKING:
     from .judges import Judge
     from .metrics import RubricMetric
@@ -285,7 +287,9 @@ class RubricMagics(Magics):
         self._ns[out] = cases
         failed = int(cases["rubric_error"].notna().sum()) if "rubric_error" in cases else 0
         note = f" ({failed} failed: see the rubric_error column)" if failed else ""
-        print(f"Rubrics for {len(cases)} rows stored in {out!r}{note}; revise them, then run")
+        print(
+            f"Rubrics for {format_count(len(cases), 'row')} stored in {out!r}{note}; revise them, then run"
+        )
         print(f"%%rubric {out} --metric {metric.name}")
         from .widgets import RubricEditor
 
@@ -307,7 +311,12 @@ class RubricMagics(Magics):
         self._ns[out] = result
         display_eval_result(result)
         errors = sum(result.metric_summary(m).errors for m in result.metric_names)
-        note = f"; {errors} rows have errors (see {out}.table)" if errors else ""
+        note = (
+            f"; {format_count(errors, 'row')} {'has' if errors == 1 else 'have'} errors "
+            f"(see {out}.table)"
+            if errors
+            else ""
+        )
         print(f"EvalResult stored in {out!r}{note}")
 
 

@@ -21,6 +21,18 @@ CELLS = [
     'comparison = rl.compare(a, b, names=("prompt v1", "prompt v2"))',
     "view = rl.ComparisonView(comparison); view",
     "comparison  # shows itself as its static HTML",
+    # issue 26: the runs named as the code names them, and the axes
+    'v1 = _run([0.5, 0.25, None], [0.5, 0.5, 0.5], "old")\n'
+    'v2 = _run([1.0, 0.0, 0.5], [0.52, 0.5, 0.49], "new")\n'
+    "rl.ComparisonView(rl.compare(v1, v2))",
+    # issue 26: agreement figures made from a mock run's table carry the MOCK banner
+    "import pandas as pd\n"
+    "rub = rl.Rubric.analytic({'accuracy': {'levels': {1: 'wrong', 2: 'partly', 3: 'right'}},"
+    " 'clarity': {'levels': {1: 'unclear', 2: 'fair', 3: 'clear'}}})\n"
+    "run = rl.evaluate(pd.DataFrame({'prompt': [f'q{i}' for i in range(8)], 'response': ['an answer'] * 8}),"
+    " [rl.metrics.RubricMetric(rubric=rub, name='m')], judge='mock')\n"
+    "people = pd.Series([{'accuracy': 2 + i % 2, 'clarity': 3} for i in range(8)])\n"
+    "rl.CalibrationView(criteria=rl.criterion_agreement(run.table['m/criteria'], people, rubric=rub, n_boot=200))",
 ]
 
 
@@ -71,3 +83,22 @@ def test_comparison_static_html_renders_without_scripts(notebook: Any) -> None:
     assert static.locator("script").count() == 0
     output_of(page, 2).screenshot(path=str(ARTIFACTS / "comparison_static.png"))
     assert page.evaluate("() => window.__rl_pwned") is None
+
+
+def test_the_runs_are_named_and_the_bars_have_axes(notebook: Any) -> None:
+    view = output_of(notebook, 3).locator(".rl-comparison")
+    view.locator(".rl-metric-bars").wait_for()
+    assert view.locator(".rl-title").inner_text() == "v2 vs v1"
+    axis = view.locator(".rl-metric-bars .rl-cmp-axis .rl-tick")
+    assert axis.count() == 5 and axis.nth(2).inner_text() == "0%"
+    assert view.locator(".rl-metric-bars .rl-axis-title").inner_text() == "v2 − v1"
+    assert "v1 better" in view.locator(".rl-metric-bars .rl-axis-sides").inner_text()
+    assert view.locator(".rl-criterion-bars .rl-cmp-axis .rl-tick").count() == 5
+    output_of(notebook, 3).screenshot(path=str(ARTIFACTS / "comparison_named_axes.png"))
+
+
+def test_calibration_of_a_mock_run_carries_the_mock_banner(notebook: Any) -> None:
+    view = output_of(notebook, 4).locator(".rl-calibration")
+    view.locator(".rl-bars").first.wait_for()
+    assert "MOCK judge" in view.locator(".rl-mock").inner_text()
+    output_of(notebook, 4).screenshot(path=str(ARTIFACTS / "calibration_mock.png"))

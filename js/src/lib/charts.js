@@ -159,12 +159,13 @@ export function wtlBars(wtl, width = 360, title = "") {
 /**
  * A horizontal axis with ticks (for forest plots), in HTML so it stretches with the plot
  * without stretching its labels. @param {number} lo @param {number} hi @param {number} [count]
+ * @param {((v: number) => string) | null} [format] a tick's label (default: signed, 1-2 decimals)
  */
-export function axisTicks(lo, hi, count = 5) {
+export function axisTicks(lo, hi, count = 5, format = null) {
   const ticks = [];
   for (let i = 0; i < count; i++) {
     const v = lo + ((hi - lo) * i) / (count - 1);
-    const label = `${v > 0 ? "+" : ""}${v.toFixed(Math.abs(hi - lo) < 2 ? 2 : 1)}`;
+    const label = format ? format(v) : `${v > 0 ? "+" : ""}${v.toFixed(Math.abs(hi - lo) < 2 ? 2 : 1)}`;
     const pos = (100 * i) / (count - 1);
     const shift = i === 0 ? "0" : i === count - 1 ? "-100%" : "-50%";
     ticks.push(h("span", { class: "rl-tick", style: `left:${pos}%;transform:translateX(${shift})` }, label));

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..columns import mock_judge_of
 from ..columns import to_plain as _py
 from ..rubric import Rubric
 from ..scale import format_count
@@ -99,6 +100,8 @@ class PairwiseAgreement:
     judge_inconsistent: Rate | None = None
     """Judge rows whose raw verdict says the two answer orders disagreed ("inconsistent")."""
     human_vs_human: PairwiseAgreement | None = field(default=None)
+    mock_judge: str | None = None
+    """The mock judge the judge's verdicts came from (their frame said so), else None."""
 
     random_with_ties: ClassVar[float] = 1 / 3
     """Expected agreement of a judge that picks A, B or tie uniformly at random (paper's R)."""
@@ -245,6 +248,7 @@ def pairwise_agreement(
         result,
         judge_inconsistent=Rate(int(inconsistent.sum()), len(j)),
         human_vs_human=_human_pairs(hvh_votes, full, dropped=int(h.attrs["dropped"])),
+        mock_judge=mock_judge_of(judge),
     )
 
 
@@ -456,6 +460,8 @@ class CriterionAgreement:
     n_boot: int
     seed: int
     confidence: float
+    mock_judge: str | None = None
+    """The mock judge the judge's levels came from (their frame or column said so), else None."""
 
     def __getitem__(self, criterion: str) -> Agreement:
         try:
@@ -616,6 +622,7 @@ def criterion_agreement(
         n_boot=n_boot,
         seed=seed,
         confidence=confidence,
+        mock_judge=mock_judge_of(judge),
     )
 
 

@@ -212,25 +212,47 @@ async def _run_in_blocks(
 ) -> tuple[pd.DataFrame, list[MetricInfo], RunStats, list[Judge]]:
     """Judge ``cases`` a block at a time and hand each finished block to ``on_rows``."""
     judge.progress = False
-    if chunk_rows is None:
-        # a few times the judge's concurrency (a computation-only run may have no judge)
-        found = _judge_or_none(judge)
-        chunk_rows = max(4 * (found.max_concurrency if found is not None else 8), 16)
-    if chunk_rows < 1:
+    if chunk_rows is not None and chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     parts: list[pd.DataFrame] = []
     infos: list[MetricInfo] = []
     stats = RunStats()
     asked: list[Judge] = []
-    for start in range(0, len(cases), chunk_rows):
-        block = list(cases[start : start + chunk_rows])
-        part = table.iloc[start : start + chunk_rows].copy()
+    start = 0
+    for size in block_sizes(len(cases), chunk_rows, _concurrency(judge)):
+        block = list(cases[start : start + size])
+        part = table.iloc[start : start + size].copy()
+        start += size
         infos, part_stats, part_asked = await run_metrics(metrics, block, part, judge)
         stats.merge(part_stats)
         asked += part_asked
         parts.append(part)
         on_rows(part)
     return pd.concat(parts), infos, stats, asked
+
+
+def block_sizes(total: int, chunk_rows: int | None, concurrency: int) -> list[int]:
+    """The sizes of a live run's blocks: ``chunk_rows`` each when given; by default the
+    first block is one round of calls (the judge's concurrency), so the first rows show after
+    one answer's time, and each next block doubles up to a few times the concurrency (fewer,
+    larger blocks lose less to the slowest call of each)."""
+    if chunk_rows is not None:
+        size, cap = chunk_rows, chunk_rows
+    else:
+        size, cap = max(concurrency, 1), max(4 * concurrency, 16)
+    sizes: list[int] = []
+    left = total
+    while left > 0:
+        sizes.append(min(size, left))
+        left -= sizes[-1]
+        size = min(2 * size, cap)
+    return sizes
+
+
+def _concurrency(judge: RunJudge) -> int:
+    """The judge's concurrency (8 for a computation-only run, which may have no judge)."""
+    found = _judge_or_none(judge)
+    return found.max_concurrency if found is not None else 8
 
 
 def _judge_or_none(judge: RunJudge) -> Judge | None:

@@ -2,7 +2,9 @@
 
 The mock does not know our templates: it reads the ``response_format`` schema a prompt sends
 and fills it in. Strings are labelled "[mock judge]" so mock output can never pass for a real
-model's, and "evidence"-like fields quote the user's text so views have something to show.
+model's. "Evidence"-like fields get neutral canned text that says no passage was quoted:
+fragments of the prompt there read as if the mock had found them in the answer (they were
+often the judge template's own instructions).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ _WORDS = (
     "one requirement is not addressed",
     "the reasoning follows from the input",
     "the wording is concise and relevant",
+)
+_EVIDENCE = (
+    "canned evidence: a real judge quotes the passage it relied on here",
+    "canned evidence: no passage was read or quoted (offline mock)",
+    "canned evidence: this stands where the quoted passage would be",
 )
 _WORD_RE = re.compile(r"\S+")
 _MAX_DEPTH = 12
@@ -263,7 +270,7 @@ class SchemaFiller:
         description = str(schema.get("description", "")).lower()
         label = name.replace("_", " ").strip() or "value"
         if any(q in name.lower() for q in _QUOTE_NAMES) or "quote" in description:
-            text = f'{LABEL} "{self._quote()}"'
+            text = f"{LABEL} {self._evidence()}"
         else:
             suffix = f" {index + 1}" if index is not None else ""
             text = f"{LABEL} {label}{suffix}: {self.rng.choice(_WORDS)}"
@@ -275,12 +282,14 @@ class SchemaFiller:
             text = text[:hi]
         return text
 
-    def _quote(self) -> str:
+    def _evidence(self) -> str:
+        """One of the canned evidence texts. The draw is the one a quote of the prompt used
+        to take, so every other value of an answer (verdicts, levels) stays as it was."""
         if not self.words:
-            return "(the prompt had no text to quote)"
+            return _EVIDENCE[0]
         size = min(8, len(self.words))
         start = self.rng.randrange(0, len(self.words) - size + 1)
-        return " ".join(self.words[start : start + size])
+        return _EVIDENCE[start % len(_EVIDENCE)]
 
 
 def _int(value: object, default: int) -> int:

@@ -6,6 +6,12 @@ read as a broken library. Here each response gets a level per criterion from a h
 criterion, the shared part of the prompt and the response itself; the winner and the overall
 choice follow from comparing the two levels. Asking B/A therefore gives the mirror of A/B.
 
+The mock reads nothing, but it should not call "Sure." better than a full answer as often as
+the reverse: each level's draw is moved up or down by the response's share of the pair's words
+(up to :data:`LENGTH_WEIGHT` of the scale), so the answer that says more tends to win, as it
+would with a real judge that finds it more complete (and with a real judge's length bias). Two
+answers of one length are judged by the hash alone, as before.
+
 Like a real judge, the mock leans to the first slot on close calls for a small, fixed share of
 pairs (:data:`LEAN_SHARE`, chosen by a hash of the unordered pair): on a criterion where the two
 levels are equal it names A the winner in both orders, so the two orders disagree there. Both
@@ -27,12 +33,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .mockdata import SchemaFiller, stable_hash, stable_unit
+from .mockdata import SchemaFiller, stable_hash, stable_unit, word_count
 
-__all__ = ["LEAN_SHARE", "Pair", "find_pair", "judge_pair"]
+__all__ = ["LEAN_SHARE", "LENGTH_WEIGHT", "Pair", "find_pair", "judge_pair"]
 
 #: the share of pairs on which the mock leans to slot A when the two responses tie
 LEAN_SHARE = 0.1
+#: how far (a share of the level scale) a response's share of the pair's words moves its level
+LENGTH_WEIGHT = 0.5
 
 _OPEN_A, _CLOSE_A = "<response_A>", "</response_A>"
 _OPEN_B, _CLOSE_B = "<response_B>", "</response_B>"
@@ -140,10 +148,14 @@ def _judge_item(
 ) -> Fraction:
     """Set one item's levels and winner; return A's lead in [-1, 1]."""
     ranks = []
-    for side, response in (("a", pair.a), ("b", pair.b)):
+    words = (word_count(pair.a), word_count(pair.b))
+    for side, response, own in (("a", pair.a, words[0]), ("b", pair.b, words[1])):
         levels = _ordered(filler, item.props.get(side)) if side in item.value else []
         count = len(levels) or _LATENT_LEVELS
-        rank = min(count - 1, int(stable_unit("level", context, item.key, response) * count))
+        share = own / sum(words) if sum(words) else 0.5
+        drawn = stable_unit("level", context, item.key, response)
+        unit = min(max(drawn + LENGTH_WEIGHT * (2 * share - 1), 0.0), 1.0)
+        rank = min(count - 1, int(unit * count))
         if levels:
             item.value[side] = levels[rank]
         ranks.append(Fraction(rank, max(1, count - 1)))

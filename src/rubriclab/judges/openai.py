@@ -227,7 +227,9 @@ class _HTTPSession:
         size = backend.max_concurrency
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         return httpx.AsyncClient(
-            limits=limits, headers=_headers(backend), timeout=httpx.Timeout(backend.timeout)
+            limits=limits,
+            headers=_headers(backend),
+            timeout=httpx.Timeout(backend.timeout, connect=connect_timeout(backend.timeout)),
         )
 
     async def send(
@@ -254,7 +256,12 @@ class _HTTPSession:
     def _transport_failure(self, exc: BaseException) -> Failure:
         kind = _exception_kind(exc)
         base = self.backend.endpoint.base_url
-        if kind == "timeout":
+        if kind == "timeout" and _connecting(exc):
+            message = (
+                f"could not connect to {base} within "
+                f"{connect_timeout(self.backend.timeout):g}s (no answer to the connection)"
+            )
+        elif kind == "timeout":
             message = f"no answer from {self.backend.url} within {self.backend.timeout:g}s"
         elif kind == "connect":
             message = (
@@ -383,9 +390,12 @@ class _AiohttpSession(_HTTPSession):
             connector=aiohttp.TCPConnector(limit=size, limit_per_host=size),
             headers=_headers(backend),
             # total: the deadline bounds the whole call (connect, send, every read), kept by
-            # aiohttp's own timer rather than an asyncio.timeout around each call. No per-read
-            # timer as well: it could never fire first, and it was re-armed on every chunk.
-            timeout=aiohttp.ClientTimeout(total=timeout),
+            # aiohttp's own timer rather than an asyncio.timeout around each call. Connecting
+            # has its own, shorter bound (a host that drops SYNs is retried, not waited out
+            # for the whole deadline); armed once per new connection. No per-read timer: an
+            # answer's first byte comes after the whole generation, so it could never fire
+            # before the deadline, and it was re-armed on every chunk.
+            timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout(timeout)),
         )
         try:  # parsed once, not per request; a bad one fails each call as httpx's would
             self._url: Any = yarl.URL(backend.url)
@@ -603,6 +613,22 @@ def _chain(exc: BaseException) -> list[BaseException]:
         out.append(current)
         current = current.__cause__ or current.__context__
     return out
+
+
+CONNECT_TIMEOUT_S = 10.0
+"""Seconds a new connection may take (at most the call's whole timeout)."""
+
+
+def connect_timeout(timeout: float) -> float:
+    """The connect bound for a call whose whole deadline is ``timeout``."""
+    return min(timeout, CONNECT_TIMEOUT_S)
+
+
+def _connecting(exc: BaseException) -> bool:
+    """The timeout struck while connecting (aiohttp's or httpx's own connect timeout)."""
+    return any(
+        type(link).__name__ in ("ConnectionTimeoutError", "ConnectTimeout") for link in _chain(exc)
+    )
 
 
 def _exception_kind(exc: BaseException) -> str:

@@ -241,10 +241,23 @@ class BareLimit:
     Sends are then spaced a little more than ``1 / rate`` apart (``PACE``), from the next
     token on, and the rate creeps up while nothing is refused (a limit may rise, an estimate
     may be low): the odd refusal that follows re-learns it.
+
+    A limiter that says Retry-After in whole seconds only ("1" when its next token is 10 ms
+    away) hides the token's time; but at its edge a bucket's level is in [0, 1) at every
+    refusal, so the ``k`` sends it let through between refusals sent at ``t1`` and ``t2``
+    are its refill, give or take one: ``rate = k / (t2 - t1)``, read over at
+    least ``SPAN_COARSE`` seconds. Such a Retry-After says nothing of whether a refusal is a
+    bucket's, so the check that the paced sends are (almost) never refused is stricter
+    (``NOISE_COARSE``, two checks in a row): random 429s go on at their share whatever the
+    pace, so a gateway's stray "Retry-After: 1" costs two checks' worth of sends paced a
+    little below the client's own pace.
     """
 
     SPAN = 0.05
     """Least seconds between the two refusals of an estimate (the longest pair kept is used)."""
+    SPAN_COARSE = 0.5
+    """The same, when Retry-After is in whole seconds (a reading is good to a send or two:
+    the sends between two refusals, by their send times)."""
     KEEP = 10.0
     """Seconds of refusals kept to pair with a new one."""
     CREEP = 0.05
@@ -254,9 +267,13 @@ class BareLimit:
     CHECK = 100
     """Paced sends between two checks that the refusals are a bucket's."""
     NOISE = 0.12
+    """A share of paced sends refused above which the refusals are not a bucket's."""
+    NOISE_COARSE = 0.03
+    """The same, for refusals with a whole-second Retry-After."""
     STRIKES = 3
     """Checks in a row over ``NOISE`` before the pacing stops."""
-    """A share of paced sends refused above which the refusals are not a bucket's."""
+    STRIKES_COARSE = 2
+    """Checks in a row over ``NOISE_COARSE`` before the pacing stops."""
     PACE = 0.97
     """Sends go at this share of the rate learned: the bucket keeps a few tokens, which
     absorb a client's jitter (a stalled event loop sends two at once); refusals, which
@@ -273,6 +290,9 @@ class BareLimit:
         self.off_until = 0.0  # (monotonic) no rate is learned before then
         self.strikes = 0  # checks in a row that found too many refused
         self.since = 0.0  # (monotonic) when the rate was learned (sends before: not paced)
+        self.coarse = False  # the last refusal's Retry-After was in whole seconds
+        #: (time, rate) read at recent whole-second refusals (``_estimate_coarse``)
+        self.readings: deque[tuple[float, float]] = deque()
 
     def slot(self, now: float) -> float:
         """Take the next send slot; seconds to wait for it (0: go now)."""
@@ -294,15 +314,19 @@ class BareLimit:
         steady share whatever the pace are not a bucket's (a gateway refusing a fifth of all
         calls at random, with a short Retry-After): pacing to them would only slow the run
         down (each estimate is the pace it was held to), so it stops for ``KEEP`` seconds."""
-        if self.paced_refused > self.NOISE * self.paced:
+        noise = self.NOISE_COARSE if self.coarse else self.NOISE
+        if self.paced_refused > noise * self.paced:
             self.strikes += 1  # (one window may be a rate learned too high, soon re-learned)
         else:
             self.strikes = 0
-        if self.strikes >= self.STRIKES:
+        # a whole-second Retry-After proves nothing of a bucket: two checks decide (one
+        # may hold the creep's overshoot, whose refusals re-learn the rate)
+        if self.strikes >= (self.STRIKES_COARSE if self.coarse else self.STRIKES):
             self.rate = None
             self.next = 0.0
             self.off_until = now + self.KEEP
             self.refusals.clear()
+            self.readings.clear()
             self.strikes = 0
         self.paced = self.paced_refused = 0
 
@@ -310,16 +334,19 @@ class BareLimit:
         """The send ``seq`` (made at ``sent_at``) was refused with ``retry_after``, which
         came back at ``now``. A refusal is answered at once, so ``now`` dates the server's
         count better than the send (a first flight waits for its connections)."""
-        token = now + retry_after
+        # "1" may mean 10 ms: a whole-second Retry-After dates nothing but the refusal itself
+        self.coarse = retry_after >= 1.0 and float(retry_after).is_integer()
+        token = now if self.coarse else now + retry_after
         if self.rate is not None and sent_at >= self.since:
             self.paced_refused += 1
         if now < self.off_until:
             return
+        wait = 0.0 if self.coarse else retry_after
         if self.refusals and seq <= self.refusals[-1][1]:
             # replies may come back out of order: keep the refusals in send order
-            self._insert((sent_at, seq, token, retry_after))
+            self._insert((sent_at, seq, token, wait))
         else:
-            self.refusals.append((sent_at, seq, token, retry_after))
+            self.refusals.append((sent_at, seq, token, wait))
         self.last_refusal = now
         while self.refusals[0][0] < now - self.KEEP:
             self.refusals.popleft()
@@ -330,6 +357,33 @@ class BareLimit:
             # beyond the spacing is a penalty or noise, which holds only the retries)
             self.next = token
 
+    def _estimate_coarse(self) -> None:
+        """The rate from refusal times alone (whole-second Retry-After). Between two refusals
+        at a bucket's edge the sends let through are its refill, give or take one, unless it
+        sat idle in between (then they are fewer: the refill overflowed): so each refusal
+        reads the rate over the shortest span of at least ``SPAN_COARSE`` seconds back, and
+        the rate is the largest such reading of the last ``KEEP`` seconds (an idle stretch
+        reads low, a saturated one reads the bucket)."""
+        refusals = self.refusals
+        last = refusals[-1]
+        through = 0
+        for i in range(len(refusals) - 2, -1, -1):
+            first = refusals[i]
+            through += refusals[i + 1][1] - first[1] - 1  # sends let through between the two
+            span = last[0] - first[0]  # by the sends: k sends went between these two
+            if span >= self.SPAN_COARSE:
+                if through >= 3:
+                    self.readings.append((last[2], through / span))
+                break
+        while self.readings and self.readings[0][0] < last[2] - self.KEEP:
+            self.readings.popleft()
+        if not self.readings:
+            return
+        if self.rate is None:
+            self.since = self.last_refusal
+            self.paced = self.paced_refused = 0
+        self.rate = max(r for _, r in self.readings)
+
     def _insert(self, refusal: tuple[float, int, float, float]) -> None:
         items = list(self.refusals)
         at = len(items)
@@ -339,10 +393,13 @@ class BareLimit:
         self.refusals = deque(items)
 
     def _estimate(self) -> None:
+        if self.coarse:
+            self._estimate_coarse()
+            return
         refusals = self.refusals
         last = refusals[-1]
         first = refusals[0]  # the longest span kept: the most sends counted
-        if last[0] - first[0] < self.SPAN:
+        if last[0] - first[0] < (self.SPAN_COARSE if self.coarse else self.SPAN):
             return
         moved = last[2] - first[2]
         refused_between = len(refusals) - 2

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..result import EvalResult, presentation
+from ..scale import format_count
 from .bradley_terry import DEFAULT_PRIOR, fit_strengths, to_elo
 
 if TYPE_CHECKING:
@@ -99,8 +100,9 @@ class Arena:
         pct = round(100 * self.confidence)
         mock = " (MOCK judge)" if self.is_mock else ""
         lines = [
-            f"arena{mock}: {len(self.candidates)} candidates, {len(self.result.table)} "
-            f"comparisons on metric {self.metric!r}, {self.errors} errors; Bradley-Terry "
+            f"arena{mock}: {len(self.candidates)} candidates, "
+            f"{format_count(len(self.result.table), 'comparison')} on metric {self.metric!r}, "
+            f"{format_count(self.errors, 'error')}; Bradley-Terry "
             f"(ties half), {pct}% intervals from {self.n_boot} case resamples"
         ]
         for row in _records(self.ranking):

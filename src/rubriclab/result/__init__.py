@@ -22,6 +22,7 @@ from ..columns import (
     CRITERIA,
     ERROR,
     JUDGES,
+    MOCK_ATTR,
     NESTED_FIELDS,
     PASSED,
     RUBRIC,
@@ -256,7 +257,7 @@ class RowErrors:
 
     def lines(self, width: int = 300) -> list[str]:
         """``"support: 3 of 3 rows failed"`` then one ``"  3x <error>"`` line per distinct error."""
-        head = f"{self.metric}: {self.errors} of {self.rows} rows failed"
+        head = f"{self.metric}: {self.errors} of {format_count(self.rows, 'row')} failed"
         if self.nothing_scored:
             head += " (no row scored)"
         out = [head]
@@ -288,6 +289,11 @@ class EvalResult:
         self.metrics = list(metrics)
         self.judge = judge
         self.is_mock = is_mock
+        # a mock run's table says so wherever it goes (a real run over a mock run's table: not)
+        if is_mock:
+            table.attrs[MOCK_ATTR] = judge or "mock"
+        else:
+            table.attrs.pop(MOCK_ATTR, None)
         self.stats = stats or RunStats()
         self.meta = dict(meta or {})
         names = [m.name for m in self.metrics]
@@ -657,7 +663,7 @@ class EvalResult:
             s = self.metric_summary(info.name)
             failed = failed or bool(s.errors)
             if s.n and not s.scored:  # a total failure reads as one, with its first error
-                parts.append(f"{info.name}: NO ROW SCORED, {s.errors} errors")
+                parts.append(f"{info.name}: NO ROW SCORED, {format_count(s.errors, 'error')}")
                 continue
             mean = format_percent(s.mean, signed=info.kind == "pairwise")
             parts.append(f"{info.name}: mean {mean}, {format_count(s.errors, 'error')}")

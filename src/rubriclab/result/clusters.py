@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..columns import CRITERIA, ERROR, PASSED, RATIONALE, SCORE, col
 from ..judges.sync import run_sync
+from ..scale import format_count
 
 if TYPE_CHECKING:
     from ..judges import Judge
@@ -73,14 +74,14 @@ class FailureClusters:
         mock = " (MOCK judge)" if self.is_mock else ""
         n = len(self.failing)
         lines = [
-            f"{self.metric}{mock}: {n} failing of {self.judged_rows} judged rows "
-            f"({self.rule}) in {len(self.clusters)} clusters; {self.errors} rows with errors "
-            "left out"
+            f"{self.metric}{mock}: {n} failing of {format_count(self.judged_rows, 'judged row')} "
+            f"({self.rule}) in {format_count(len(self.clusters), 'cluster')}; "
+            f"{format_count(self.errors, 'row')} with errors left out"
         ]
         for c in self.clusters.to_dict("records"):
             judge = f"  (judge's summary: {c['judge_name']})" if c["judge_name"] else ""
             lines.append(
-                f"{c['cluster']:>3}. [{c['criterion']}] {c['name']}: {c['size']} rows "
+                f"{c['cluster']:>3}. [{c['criterion']}] {c['name']}: {format_count(int(c['size']), 'row')} "
                 f"({100 * float(c['share']):.0f}%){judge}"
             )
         lines += self.notes

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from ..columns import preview
+from ..scale import format_count
 from ._base import TraceError, TraceWarning, _normalise_kind
 from ._formats import (
     _link_tool_calls,
@@ -114,7 +115,7 @@ class Trace(_ReadOnlyModel):
 
     def __repr__(self) -> str:
         roots = ", ".join(repr(r.name) for r in self.roots()) if self._problem is None else "?"
-        return f"Trace({self.trace_id!r}, {len(self.spans)} spans, roots=[{roots}])"
+        return f"Trace({self.trace_id!r}, {format_count(len(self.spans), 'span')}, roots=[{roots}])"
 
     def __hash__(self) -> int:
         return hash((self.trace_id, len(self.spans)))
@@ -214,8 +215,8 @@ class Trace(_ReadOnlyModel):
         """One line about the run: spans, time, errors and the final answer."""
         answer = self.final_answer
         line = (
-            f"trace {self.trace_id}: {len(self.spans)} spans, "
-            f"{self.duration / timedelta(seconds=1):.2f}s, {len(self.errors)} error(s)"
+            f"trace {self.trace_id}: {format_count(len(self.spans), 'span')}, "
+            f"{self.duration / timedelta(seconds=1):.2f}s, {format_count(len(self.errors), 'error')}"
         )
         return line + (f" | answer: {preview(answer, width)}" if answer else "")
 

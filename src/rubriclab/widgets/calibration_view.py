@@ -19,11 +19,12 @@ import traitlets
 
 from ..calibration import CriterionAgreement, PairwiseAgreement
 from ..calibration.people import Calibration
-from ..columns import to_plain
+from ..columns import mock_judge_of, to_plain
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import is_missing, text_of
 from ._static.calibration import calibration_html, calibration_text
+from ._static.common import MOCK_TEXT, mock_html
 
 __all__ = ["CalibrationView"]
 
@@ -62,6 +63,7 @@ class CalibrationView(RubricView):
         human: pd.DataFrame | None = None,
         title: str | None = None,
         calibration: Calibration | None = None,
+        mock_judge: str | None = None,
     ) -> None:
         if isinstance(pairwise, Calibration):
             pairwise, calibration = None, pairwise
@@ -81,6 +83,22 @@ class CalibrationView(RubricView):
                 is_mock=calibration.is_mock,
                 judge=calibration.judge,
             )
+        # the MOCK banner whenever any input came from a mock judge (``mock_judge=`` says so
+        # for figures made from data that lost the mark)
+        mock = mock_judge or next(
+            (
+                m
+                for m in (
+                    getattr(pairwise, "mock_judge", None),
+                    getattr(criteria, "mock_judge", None),
+                    mock_judge_of(judge),
+                )
+                if m
+            ),
+            None,
+        )
+        if mock and not state.get("is_mock"):
+            state.update(is_mock=True, judge=mock)
         if pairwise is not None:
             state.update(
                 summary=_summary(pairwise),
@@ -195,14 +213,23 @@ class CalibrationView(RubricView):
         return out
 
     def static_text(self) -> str:
-        return calibration_text(
-            self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
-        ) + people_text(self.people)
+        mock = f"[{MOCK_TEXT}]\n" if self.is_mock else ""
+        return (
+            mock
+            + calibration_text(
+                self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
+            )
+            + people_text(self.people)
+        )
 
     def static_html(self) -> str:
-        return calibration_html(
-            self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
-        ) + people_html(self.people)
+        return (
+            mock_html(self.is_mock, self.judge)
+            + calibration_html(
+                self.title, self.summary, self.labels, self.sides, self.confusion, self.criteria
+            )
+            + people_html(self.people)
+        )
 
 
 #: disagreements sent to the view (the rest stay in ``Calibration.disagreements``)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..scale import format_count
 from ._static.common import BG2, BORDER, MUTED, TD, TH, WRAP, esc, mock_html
 
 if TYPE_CHECKING:
@@ -47,9 +48,10 @@ def clusters_html(fc: FailureClusters, title: str = "") -> str:
     out.append(f'<div style="font-weight:600; font-size:14px;">{esc(heading)}</div>')
     out.append(
         f'<div style="color:{MUTED}; margin:2px 0 8px;">{len(fc.failing)} failing of '
-        f"{fc.judged_rows} judged rows ({esc(fc.rule)}) in {len(fc.clusters)} clusters, "
+        f"{format_count(fc.judged_rows, 'judged row')} ({esc(fc.rule)}) in "
+        f"{format_count(len(fc.clusters), 'cluster')}, "
         f"largest first · grouped by the criterion that failed each row, then by the words of "
-        f"the judge's reasons · {fc.errors} rows with errors left out</div>"
+        f"the judge's reasons · {format_count(fc.errors, 'row')} with errors left out</div>"
     )
     if fc.clusters.empty:
         out.append("<div>No failing rows.</div></div>")

@@ -16,6 +16,7 @@ import traitlets
 
 from ..columns import CRITERIA, ERROR, RATIONALE, SCORE, VERDICT, col, to_plain
 from ..comparison import percent as _pct
+from ..scale import format_count
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import text_of
@@ -266,7 +267,7 @@ def comparison_html(c: Comparison, title: str = "") -> str:
     out.append(mock_html(c.a.is_mock or c.b.is_mock, c.b.judge if c.b.is_mock else c.a.judge))
     out.append(
         f'<div style="font-weight:600; font-size:15px;">{esc(title or f"{b} vs {a}")}</div>'
-        f"<div>{len(c.table)} cases paired (differences are {esc(b)} − {esc(a)}); only in "
+        f"<div>{format_count(len(c.table), 'case')} paired (differences are {esc(b)} − {esc(a)}); only in "
         f"{esc(a)}: {len(c.only_a)}; only in {esc(b)}: {len(c.only_b)}; errored rows left out: "
         f"{len(c.errored)}</div>"
     )
