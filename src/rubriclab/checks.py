@@ -33,6 +33,7 @@ __all__ = [
     "REGEX_TIMEOUT",
     "CheckError",
     "Checked",
+    "builtin_runner",
     "describe",
     "run_builtin",
     "run_function",
@@ -146,50 +147,62 @@ def _short(text: str, limit: int = 60) -> str:
 
 def run_builtin(kind: str, arg: Any, response: str, cache: dict[str, Any]) -> Checked:
     """One built-in check on one response (``cache`` keeps a compiled pattern or validator)."""
+    return builtin_runner(kind, arg)(response)
+
+
+def builtin_runner(kind: str, arg: Any) -> Callable[[str], Checked]:
+    """A built-in check made ready once (pattern compiled, schema validator built): a run
+    checks thousands of responses with it."""
     if kind == "regex":
-        pattern = cache.get("pattern")
-        if pattern is None:
-            pattern = cache["pattern"] = _regex_engine.compile(arg)
-        try:
-            if _HAS_REGEX_TIMEOUT:
-                found = pattern.search(response, timeout=REGEX_TIMEOUT)
-            else:  # pragma: no cover
-                found = pattern.search(response)
-        except TimeoutError:
-            raise CheckError(
-                f"regex /{arg}/ ran over {REGEX_TIMEOUT:g} s on this response "
-                "(the pattern backtracks too much; simplify it)"
-            ) from None
-        if found:
-            return Checked(1, f"matched {_short(found.group(0))!r}")
-        return Checked(0, f"no match for /{arg}/")
-    if kind == "contains":
-        return Checked(1, f"contains {arg!r}") if arg in response else Checked(0, f"no {arg!r}")
-    if kind == "not_contains":
-        if arg in response:
-            return Checked(0, f"contains {arg!r}")
-        return Checked(1, f"no {arg!r}")
-    if kind in ("is_json", "json_schema"):
-        try:
-            data = json.loads(response)
-        except ValueError as exc:
-            return Checked(0, f"not JSON ({exc})")
-        if kind == "is_json":
-            return Checked(1, "valid JSON")
-        validator = cache.get("validator")
-        if validator is None:
-            validator = cache["validator"] = _schema_validator(arg)
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        if not errors:
-            return Checked(1, "JSON that matches the schema")
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "the top"
-        return Checked(0, f"schema: {_short(first.message, 120)} (at {where})")
+        pattern = _regex_engine.compile(arg)
+        no_match = Checked(0, f"no match for /{arg}/")
+
+        def regex_check(response: str) -> Checked:
+            try:
+                if _HAS_REGEX_TIMEOUT:
+                    found = pattern.search(response, timeout=REGEX_TIMEOUT)
+                else:  # pragma: no cover
+                    found = pattern.search(response)
+            except TimeoutError:
+                raise CheckError(
+                    f"regex /{arg}/ ran over {REGEX_TIMEOUT:g} s on this response "
+                    "(the pattern backtracks too much; simplify it)"
+                ) from None
+            return Checked(1, f"matched {_short(found.group(0))!r}") if found else no_match
+
+        return regex_check
+    if kind in ("contains", "not_contains"):
+        there, absent = Checked(1, f"contains {arg!r}"), Checked(0, f"no {arg!r}")
+        if kind == "not_contains":
+            there, absent = Checked(0, there.reason), Checked(1, absent.reason)
+        return lambda response: there if arg in response else absent
     if kind == "max_words":
-        words = len(response.split())
-        if words <= arg:
-            return Checked(1, f"{words} words (at most {arg})")
-        return Checked(0, f"{words} words, over {arg}")
+
+        def words_check(response: str) -> Checked:
+            words = len(response.split())
+            if words <= arg:
+                return Checked(1, f"{words} words (at most {arg})")
+            return Checked(0, f"{words} words, over {arg}")
+
+        return words_check
+    if kind in ("is_json", "json_schema"):
+        validator = _schema_validator(arg) if kind == "json_schema" else None
+        valid = Checked(1, "valid JSON" if validator is None else "JSON that matches the schema")
+
+        def json_check(response: str) -> Checked:
+            try:
+                data = json.loads(response)
+            except ValueError as exc:
+                return Checked(0, f"not JSON ({exc})")
+            if validator is None:
+                return valid
+            first = next(iter(validator.iter_errors(data)), None)
+            if first is None:
+                return valid
+            where = "/".join(str(p) for p in first.absolute_path) or "the top"
+            return Checked(0, f"schema: {_short(first.message, 120)} (at {where})")
+
+        return json_check
     raise CheckError(f"{kind!r} is not a built-in check")
 
 

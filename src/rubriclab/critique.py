@@ -213,44 +213,62 @@ def _criterion_row(
     return row
 
 
-def _coded_rows(
-    rubric: Rubric, case: Case
-) -> tuple[dict[str, int], dict[str, dict[str, Any]], list[str]]:
-    """Run a rubric's code checks on one case: levels, criterion rows, and what failed.
+class _CodeChecks:
+    """A rubric's code checks made ready once: each row runs them and gets levels and rows.
 
-    A check that raises is an error on this row for that criterion (its row says so), never a
-    level: the row is not scored.
+    A check that raises is an error on this row for that criterion (its row says so), never
+    a level: the row is not scored.
     """
-    levels: dict[str, int] = {}
-    rows: dict[str, dict[str, Any]] = {}
-    problems: list[str] = []
-    response = case.response or ""
-    variables: dict[str, Any] | None = None
-    for c in rubric.coded:
-        assert c.code is not None
-        if variables is None and c.code.function is not None:
-            variables = case.variables()
-        try:
-            level, reason = c.run_check(response, variables)
-        except CheckError as exc:
-            problems.append(f"{c.name} (checked by code): {exc}")
-            rows[c.name] = {
+
+    def __init__(self, rubric: Rubric) -> None:
+        self.checks = []
+        for c in rubric.coded:
+            assert c.code is not None
+            base = {
                 "name": c.name,
                 "question": c.question,
-                "checked_by": "code",
-                "check": c.code.label,
-                "level": None,
-                "label": None,
-                "evidence": "",
-                "reasoning": f"check failed: {exc}",
-                "error": str(exc),
                 "weight": c.weight,
                 "critical": c.critical,
+                "checked_by": "code",
+                "check": c.code.label,
             }
-            continue
-        levels[c.name] = level
-        rows[c.name] = _criterion_row(c, level, "", f"checked by code: {reason}")
-    return levels, rows, problems
+            self.checks.append((c.name, c.code.runner(c), c.code.wants_row, base, _labels(c)))
+        self.wants_row = any(w for _, _, w, _, _ in self.checks)
+        self.judged = bool(rubric.judged)
+        self.critical = {c.name: c.critical for c in rubric.coded}
+
+    def __call__(self, case: Case) -> tuple[dict[str, int], dict[str, dict[str, Any]], list[str]]:
+        levels: dict[str, int] = {}
+        rows: dict[str, dict[str, Any]] = {}
+        problems: list[str] = []
+        response = case.response or ""
+        variables = case.variables() if self.wants_row else None
+        for name, run, wants_row, base, labels in self.checks:
+            try:
+                level, reason = run(response, variables if wants_row else None)
+            except CheckError as exc:
+                problems.append(f"{name} (checked by code): {exc}")
+                rows[name] = {
+                    **base,
+                    "level": None,
+                    "label": None,
+                    "evidence": "",
+                    "reasoning": f"check failed: {exc}",
+                    "passed_critical": None,
+                    "error": str(exc),
+                }
+                continue
+            levels[name] = level
+            minimum = self.critical[name]
+            rows[name] = {
+                **base,
+                "level": level,
+                "label": labels[level],
+                "evidence": "",
+                "reasoning": f"checked by code: {reason}",
+                "passed_critical": None if minimum is None else level >= minimum,
+            }
+        return levels, rows, problems
 
 
 @dataclass
@@ -532,12 +550,14 @@ async def critique_pointwise(
     analytic_formats = _formats(f"{metric.name}_critique", schemas.analytic_schema)
     readers = _PerRubric(_PointwiseReader)
     asked = _PerRubric(_judged_part)
+    code_checks = _PerRubric(_CodeChecks)
 
     def plan(case: Case, rubric: Rubric) -> list[Ask] | Outcome:
         coded: tuple[dict[str, int], dict[str, dict[str, Any]]] | None = None
-        if rubric.coded:
-            levels, rows, problems = _coded_rows(rubric, case)
-            if problems or not rubric.judged:
+        checks = code_checks(rubric)
+        if checks.checks:
+            levels, rows, problems = checks(case)
+            if problems or not checks.judged:
                 return _coded_outcome(rubric, readers(rubric).scorer, levels, rows, problems)
             coded = (levels, rows)
         full, rubric = rubric, asked(rubric)  # the judge sees only its own criteria

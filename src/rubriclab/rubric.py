@@ -162,7 +162,7 @@ class CodeCheck(BaseModel):
     arg: Any = None
     function: Callable[..., Any] | None = Field(default=None, exclude=True, repr=False)
     _with_row: bool = PrivateAttr(default=False)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _ready: Callable[[str], Checked] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _check_kind(self) -> CodeCheck:
@@ -198,7 +198,28 @@ class CodeCheck(BaseModel):
                 frozenset(criterion.scores),
                 criterion.is_yes_no,
             )
-        return _checks_mod.run_builtin(self.kind, self.arg, response, self._cache)
+        return self.runner(criterion)(response, row)
+
+    def runner(self, criterion: Criterion) -> Callable[[str, Mapping[str, Any] | None], Checked]:
+        """This check made ready once for ``criterion``: ``run(response, row)`` per row (a
+        built-in kind never reads ``row``; see :attr:`wants_row`)."""
+        if self.function is not None:
+            fn, with_row = self.function, self._with_row
+            scores, yes_no = frozenset(criterion.scores), criterion.is_yes_no
+
+            def call(response: str, row: Mapping[str, Any] | None) -> Checked:
+                return _checks_mod.run_function(fn, with_row, response, row or {}, scores, yes_no)
+
+            return call
+        if self._ready is None:
+            self._ready = _checks_mod.builtin_runner(self.kind, self.arg)
+        ready = self._ready
+        return lambda response, _row: ready(response)
+
+    @property
+    def wants_row(self) -> bool:
+        """Whether the check reads the row's fields (a function taking two arguments)."""
+        return self.function is not None and self._with_row
 
 
 def _code_check_from(value: Any) -> Any:
