@@ -284,3 +284,30 @@ def test_pairwise_metrics_refuse_code_checks_on_the_row(fake_judge: Any) -> None
     t = rl.evaluate(df, [metric], judge=_judge(fake_judge)).table
     assert fake_judge.requests == []
     assert "checked by code (x) are for pointwise metrics" in t["pw/error"][0]
+
+
+def test_a_saved_result_loads_back_with_its_function_check_described_not_run(
+    tmp_path: Any,
+) -> None:
+    def polite(response: str) -> bool:
+        return "please" in response
+
+    rubric = Rubric(
+        criteria=[
+            Criterion.check(polite, name="polite"),
+            Criterion.check("contains", "30", name="days"),
+        ]
+    )
+    df = pd.DataFrame({"prompt": ["p", "q"], "response": ["please, 30", "no"]})
+    result = rl.evaluate(df, [rl.metrics.RubricMetric(rubric=rubric, name="m")])
+    result.save(tmp_path / "saved")
+    back = rl.load_result(tmp_path / "saved")
+    assert back.table["m/score"].tolist() == [1.0, 0.0]
+    loaded = back.metrics[0].rubric
+    assert loaded is not None
+    assert loaded["polite"].code == CodeCheck(kind="python", arg=polite.__qualname__)
+    assert loaded["days"].run_check("in 30 days").level == 1
+    with pytest.raises(checks.CheckError, match="names it but cannot run it"):
+        loaded["polite"].run_check("please")
+    with pytest.raises(RubricError, match="'python' is not a built-in check"):
+        Rubric.from_dict(rubric.to_dict())  # a rubric file still never names a function

@@ -22,6 +22,7 @@ Scoring itself lives in :mod:`rubriclab.scoring`; ``Rubric.score`` is a shortcut
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import math
 import os
@@ -171,6 +172,9 @@ class CodeCheck(BaseModel):
                 raise ValueError("a check with a function has kind 'python'")
             self._with_row = _checks_mod.takes_row(self.function)
             return self
+        if self.kind == _checks_mod.PYTHON:  # read back from a saved result: described only
+            object.__setattr__(self, "arg", str(self.arg))
+            return self
         object.__setattr__(self, "arg", _checks_mod.validate_arg(self.kind, self.arg))
         return self
 
@@ -211,6 +215,16 @@ class CodeCheck(BaseModel):
                 return _checks_mod.run_function(fn, with_row, response, row or {}, scores, yes_no)
 
             return call
+        if self.kind == _checks_mod.PYTHON:
+            name = self.arg
+
+            def absent(response: str, row: Mapping[str, Any] | None) -> Checked:
+                raise CheckError(
+                    f"the function {name} is not here: a rubric read back from a saved result "
+                    "names it but cannot run it; build the criterion with Criterion.check(fn)"
+                )
+
+            return absent
         if self._ready is None:
             self._ready = _checks_mod.builtin_runner(self.kind, self.arg)
         ready = self._ready
@@ -222,10 +236,22 @@ class CodeCheck(BaseModel):
         return self.function is not None and self._with_row
 
 
+#: set while a saved result's rubric is read back (:meth:`Rubric.from_saved`)
+_READING_SAVED: contextvars.ContextVar[bool] = contextvars.ContextVar("saved", default=False)
+
+
 def _code_check_from(value: Any) -> Any:
     """``{regex: '...'}`` (the file form: one built-in kind and its argument) as a CodeCheck."""
     if value is None or isinstance(value, CodeCheck):
         return value
+    if (
+        _READING_SAVED.get()
+        and isinstance(value, Mapping)
+        and len(value) == 1
+        and _checks_mod.PYTHON in value
+    ):
+        # a saved result names the function that checked it; it is shown, never looked up
+        return CodeCheck(kind=_checks_mod.PYTHON, arg=str(value[_checks_mod.PYTHON])[:200])
     if isinstance(value, str) and value == "is_json":
         return CodeCheck(kind="is_json")
     if not isinstance(value, Mapping) or len(value) != 1:
@@ -580,6 +606,17 @@ class Rubric(_Told):
             data["criteria"] = [_criterion_from_item(i, c) for i, c in enumerate(crits, start=1)]
         with _told(cls):
             return cls.model_validate(data)
+
+    @classmethod
+    def from_saved(cls, data: Mapping[str, Any]) -> Rubric:
+        """A rubric from a saved result (our own ``to_dict``): like :meth:`from_dict`, except a
+        criterion that a Python function checked comes back described by the function's name,
+        to be shown; it cannot run (a file never names code to call)."""
+        token = _READING_SAVED.set(True)
+        try:
+            return cls.from_dict(data)
+        finally:
+            _READING_SAVED.reset(token)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)

@@ -402,7 +402,7 @@ def _row_rubric(row: pd.Series, m: MetricRef) -> Rubric | None:
                 return value
             if isinstance(value, Mapping):
                 try:
-                    return Rubric.from_dict(value)
+                    return Rubric.from_saved(value)
                 except ValueError:
                     return m.rubric
     return m.rubric
