@@ -311,3 +311,24 @@ def test_a_saved_result_loads_back_with_its_function_check_described_not_run(
         loaded["polite"].run_check("please")
     with pytest.raises(RubricError, match="'python' is not a built-in check"):
         Rubric.from_dict(rubric.to_dict())  # a rubric file still never names a function
+
+
+def test_the_rubric_editor_keeps_a_function_check_through_an_edit() -> None:
+    from rubriclab.widgets import RubricEditor
+
+    def polite(response: str) -> bool:
+        return "please" in response
+
+    rubric = Rubric(
+        criteria=[Criterion.check(polite, name="polite"), Criterion.yes_no("ok?", name="ok")]
+    )
+    editor = RubricEditor(rubric)
+    value = dict(editor.value)
+    value["criteria"] = [dict(c) for c in value["criteria"]]
+    value["criteria"][1]["description"] = "Is it correct?"
+    editor.set_state({"value": value})
+    assert editor.error is None
+    assert editor.rubric["ok"].description == "Is it correct?"
+    assert editor.rubric["polite"].code is not None
+    assert editor.rubric["polite"].code.function is polite
+    assert editor.rubric["polite"].run_check("please").level == 1

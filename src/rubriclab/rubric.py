@@ -612,11 +612,42 @@ class Rubric(_Told):
         """A rubric from a saved result (our own ``to_dict``): like :meth:`from_dict`, except a
         criterion that a Python function checked comes back described by the function's name,
         to be shown; it cannot run (a file never names code to call)."""
+        with cls.reading_saved():
+            return cls.from_dict(data)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def reading_saved() -> Iterator[None]:
+        """Inside: ``{python: name}`` checks read back as described-only (see :meth:`from_saved`)."""
         token = _READING_SAVED.set(True)
         try:
-            return cls.from_dict(data)
+            yield
         finally:
             _READING_SAVED.reset(token)
+
+    def with_functions_from(self, other: Rubric) -> Rubric:
+        """This rubric with the check functions of ``other`` put back where a criterion of the
+        same name names the same function (an edited copy of a rubric keeps its functions)."""
+        found = {
+            c.name: c.code
+            for c in other.criteria
+            if c.code is not None and c.code.function is not None
+        }
+        criteria = []
+        changed = False
+        for c in self.criteria:
+            code = found.get(c.name)
+            if (
+                code is not None
+                and c.code is not None
+                and c.code.function is None
+                and c.code.kind == code.kind
+                and c.code.arg == code.arg
+            ):
+                c = c.model_copy(update={"code": code})
+                changed = True
+            criteria.append(c)
+        return self.model_copy(update={"criteria": criteria}) if changed else self
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)
