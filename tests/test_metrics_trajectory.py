@@ -124,3 +124,39 @@ def test_a_missing_column_is_named() -> None:
     df = pd.DataFrame({"prompt": ["p"], "response": ["r"], "predicted_trajectory": [[A]]})
     with pytest.raises(ValueError, match="reads a 'reference_trajectory' column"):
         rl.evaluate(df, [tj.trajectory_recall])
+
+
+def test_the_judged_trajectory_rubric_sends_the_calls_and_scores_the_levels(
+    fake_judge: Any,
+) -> None:
+    def responder(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        calls = prompt.split("<tool_calls>")[1].split("</tool_calls>")[0]
+        good = '"search"' in calls and "<reference_tool_calls>" in prompt
+        level = 3 if good else 1
+        return json.dumps(
+            {
+                "criteria": {
+                    n: {"evidence": "-", "level": level} for n in ("tool_choice", "inputs", "order")
+                },
+                "rationale": "ok",
+            }
+        )
+
+    fake_judge.responder = responder
+    df = pd.DataFrame(
+        {
+            "prompt": ["find x then book"] * 2,
+            "response": ["Booked."] * 2,
+            "predicted_trajectory": [[A, B], [C]],
+            "reference_trajectory": [[A, B], [A, B]],
+        }
+    )
+    judge = rl.Judge(fake_judge.url, model="judge-model", max_retries=0)
+    t = rl.evaluate(df, [rl.metrics.TRAJECTORY_QUALITY], judge=judge).table
+    assert len(fake_judge.requests) == 2
+    first = fake_judge.requests[0]["messages"][-1]["content"]
+    assert "<tool_calls>" in first and '"tool_name": "book"' in first
+    # weights 2, 2, 1 over levels 1-3: all 3 -> 1.0; all 1 -> 0.0 and tool_choice below 2
+    assert t["trajectory_quality/score"].tolist() == [1.0, 0.0]
+    assert t["trajectory_quality/verdict"].tolist() == ["pass", "fail (tool_choice below 2)"]

@@ -35,6 +35,7 @@ from .template import OUTPUT_FORMAT_INSTRUCTION, TemplateMetric
 from .trajectory import (
     TOOL_CALL,
     TRAJECTORY,
+    TRAJECTORY_QUALITY,
     TrajectoryMetric,
     tool_call_valid,
     tool_name_match,
@@ -59,6 +60,7 @@ __all__ = [
     "TEXT_QUALITY",
     "TOOL_CALL",
     "TRAJECTORY",
+    "TRAJECTORY_QUALITY",
     "ComputationMetric",
     "Judged",
     "Metric",

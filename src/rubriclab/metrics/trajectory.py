@@ -36,17 +36,17 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ..critique import Outcome
+from ..rubric import Level, Rubric
 from .base import Judged, Rows, judged
-
-if TYPE_CHECKING:
-    from ..rubric import Rubric
+from .rubric import RubricMetric
 
 __all__ = [
     "TOOL_CALL",
     "TRAJECTORY",
+    "TRAJECTORY_QUALITY",
     "ToolCall",
     "TrajectoryError",
     "TrajectoryMetric",
@@ -391,3 +391,55 @@ TOOL_CALL: dict[str, TrajectoryMetric] = {
     m.name: m
     for m in (tool_call_valid, tool_name_match, tool_parameter_key_match, tool_parameter_kv_match)
 }
+
+
+# -- the judged trajectory rubric ------------------------------------------------------------------
+
+
+def _levels(*descriptors: str) -> list[Level]:
+    return [Level(score=i, descriptor=d) for i, d in enumerate(descriptors, start=1)]
+
+
+#: a judged rubric over the calls themselves (``predicted_trajectory``; ``reference_trajectory``
+#: when given is shown as one good way, not the only one): which tools, their inputs, the order
+TRAJECTORY_QUALITY = RubricMetric(
+    name="trajectory_quality",
+    template="critique_trajectory",
+    description="the judge reads the agent's tool calls: tool choice, inputs, order",
+    rubric=Rubric(
+        name="trajectory_quality",
+        criteria=[
+            {
+                "name": "tool_choice",
+                "description": "Did the agent call the tools the task needs, and no others?",
+                "levels": _levels(
+                    "a needed tool is missing, or a wrong tool does the work",
+                    "the right tools, with one unneeded or one missing call",
+                    "exactly the tools the task needs",
+                ),
+                "weight": 2,
+                "critical": 2,
+            },
+            {
+                "name": "inputs",
+                "description": "Are the tool inputs right for the task (values, ids, units)?",
+                "levels": _levels(
+                    "an input is wrong in a way that changes the result",
+                    "inputs are right but one is vague or needlessly broad",
+                    "every input is right and specific",
+                ),
+                "weight": 2,
+            },
+            {
+                "name": "order",
+                "description": "Are the calls in a workable order, without loops or repeats?",
+                "levels": _levels(
+                    "a call uses something not yet fetched, or calls loop",
+                    "workable, with a repeated or roundabout call",
+                    "a direct, sensible order",
+                ),
+            },
+        ],
+        pass_mark=0.7,
+    ),
+)
