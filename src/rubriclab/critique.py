@@ -19,7 +19,7 @@ from .fewshot import Example, prefix_examples
 from .judges.base import CallTally
 from .judges.media import MediaError
 from .parse import extract_json
-from .rubric import Criterion, Rubric
+from .rubric import CheckError, Criterion, Rubric
 from .scoring import Figures, Score, Scorer, coerce_level, score
 from .templates import Template, TemplateError, builtin_names, compile_template, load_builtin
 
@@ -196,7 +196,7 @@ def _criterion_row(
     criterion: Criterion, level: int, evidence: str, reasoning: str, label: str | None = None
 ) -> dict[str, Any]:
     """One criterion's entry in a row's ``criteria`` list (``label`` when already known)."""
-    return {
+    row = {
         "name": criterion.name,
         "question": criterion.question,
         "level": level,
@@ -207,6 +207,68 @@ def _criterion_row(
         "critical": criterion.critical,
         "passed_critical": None if criterion.critical is None else level >= criterion.critical,
     }
+    if criterion.code is not None:
+        row["checked_by"] = "code"
+        row["check"] = criterion.code.label
+    return row
+
+
+class _CodeChecks:
+    """A rubric's code checks made ready once: each row runs them and gets levels and rows.
+
+    A check that raises is an error on this row for that criterion (its row says so), never
+    a level: the row is not scored.
+    """
+
+    def __init__(self, rubric: Rubric) -> None:
+        self.checks = []
+        for c in rubric.coded:
+            assert c.code is not None
+            base = {
+                "name": c.name,
+                "question": c.question,
+                "weight": c.weight,
+                "critical": c.critical,
+                "checked_by": "code",
+                "check": c.code.label,
+            }
+            self.checks.append((c.name, c.code.runner(c), c.code.wants_row, base, _labels(c)))
+        self.wants_row = any(w for _, _, w, _, _ in self.checks)
+        self.judged = bool(rubric.judged)
+        self.critical = {c.name: c.critical for c in rubric.coded}
+
+    def __call__(self, case: Case) -> tuple[dict[str, int], dict[str, dict[str, Any]], list[str]]:
+        levels: dict[str, int] = {}
+        rows: dict[str, dict[str, Any]] = {}
+        problems: list[str] = []
+        response = case.response or ""
+        variables = case.variables() if self.wants_row else None
+        for name, run, wants_row, base, labels in self.checks:
+            try:
+                level, reason = run(response, variables if wants_row else None)
+            except CheckError as exc:
+                problems.append(f"{name} (checked by code): {exc}")
+                rows[name] = {
+                    **base,
+                    "level": None,
+                    "label": None,
+                    "evidence": "",
+                    "reasoning": f"check failed: {exc}",
+                    "passed_critical": None,
+                    "error": str(exc),
+                }
+                continue
+            levels[name] = level
+            minimum = self.critical[name]
+            rows[name] = {
+                **base,
+                "level": level,
+                "label": labels[level],
+                "evidence": "",
+                "reasoning": f"checked by code: {reason}",
+                "passed_critical": None if minimum is None else level >= minimum,
+            }
+        return levels, rows, problems
 
 
 @dataclass
@@ -226,11 +288,16 @@ class _PointwiseReader:
 
     def __init__(self, rubric: Rubric) -> None:
         self.rubric = rubric
-        self.names = rubric.names
+        self.names = [c.name for c in rubric.criteria if c.code is None]  # what the judge answers
         self.scorer = Scorer(rubric)
         self._criteria = [(c, _labels(c), _exact_answers(c)) for c in rubric.criteria]
 
-    def __call__(self, text: str) -> _Pointwise:
+    def __call__(
+        self,
+        text: str,
+        coded: tuple[dict[str, int], dict[str, dict[str, Any]]] | None = None,
+    ) -> _Pointwise:
+        """Read one answer; ``coded`` holds the levels and rows of the code-checked criteria."""
         data = extract_json(text, expect=dict)
         key = "verdicts" if isinstance(data, Mapping) and "verdicts" in data else "criteria"
         entries = _entries(data, key, self.names)
@@ -238,6 +305,10 @@ class _PointwiseReader:
         rows = []
         problems = []
         for c, labels, exact in self._criteria:
+            if coded is not None and c.name in coded[1]:
+                levels[c.name] = coded[0][c.name]
+                rows.append(coded[1][c.name])
+                continue
             entry = entries[c.name]
             try:
                 level = _level_of(c, entry, exact)
@@ -371,11 +442,11 @@ async def _critique(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
     metric: CritiqueOptions,
-    judge: Judge,
+    judge: Judge | None,
     *,
     missing: Sequence[str | None] | None,
     need_baseline: bool,
-    plan: Callable[[Case, Rubric], list[Ask]],
+    plan: Callable[[Case, Rubric], list[Ask] | Outcome],
     finish: Callable[[Sequence[Ask], Rubric], Outcome],
     desc: str,
     per_case: int,
@@ -383,7 +454,9 @@ async def _critique(
     """Plan each judgeable case's jobs, run them all through the engine, finish each case.
 
     A case that cannot be judged (no rubric, no response) or whose prompt cannot be rendered
-    (template error, over-long prompt) gets its error without any call.
+    (template error, over-long prompt) gets its error without any call; a case whose plan is
+    already an outcome (a rubric of code checks only) is finished without one. With no call
+    to make at all, the judge is never used (``judge`` may then be None).
     """
     outcomes: list[Outcome | None] = [None] * len(cases)
     jobs: list[list[Ask]] = [[] for _ in cases]
@@ -401,10 +474,14 @@ async def _critique(
                 outcomes[i] = Outcome(error=why[i])
                 continue
             try:
-                jobs[i] = plan(case, rubric)
+                planned_i = plan(case, rubric)
             except (TemplateError, MediaError) as exc:  # this row only: the run goes on
                 outcomes[i] = Outcome(error=str(exc))
                 continue
+            if isinstance(planned_i, Outcome):
+                outcomes[i] = planned_i
+                continue
+            jobs[i] = planned_i
             unsettled[i] = len(jobs[i])
             for job in jobs[i]:
                 case_of[id(job)] = i
@@ -418,10 +495,14 @@ async def _critique(
         if unsettled[i] == 0 and rubric is not None:
             outcomes[i] = finish(jobs[i], rubric)
 
-    judgeable = sum(1 for i, r in enumerate(rubrics) if not why[i] and r is not None)
-    await ask_all(
-        planned(), judge, metric.reask, desc=desc, total=judgeable * per_case, done=settled
-    )
+    judgeable = sum(1 for i, r in enumerate(rubrics) if not why[i] and r is not None and r.judged)
+    if judgeable and judge is not None:
+        await ask_all(
+            planned(), judge, metric.reask, desc=desc, total=judgeable * per_case, done=settled
+        )
+    else:  # code checks only: every case is finished by its plan, no call is made
+        for _ in planned():
+            raise AssertionError("a case planned a call, but there is no judged criterion")
     out: list[Outcome] = []
     for outcome, js, rubric in zip(outcomes, jobs, rubrics, strict=True):
         if outcome is None:
@@ -458,16 +539,28 @@ async def critique_pointwise(
     cases: Sequence[Case],
     rubrics: Sequence[Rubric | None],
     metric: CritiqueOptions,
-    judge: Judge,
+    judge: Judge | None,
     *,
     missing: Sequence[str | None] | None = None,
 ) -> list[Outcome]:
-    """One call per case (``samples`` calls with ``samples=k``), all criteria in each call."""
+    """One call per case (``samples`` calls with ``samples=k``), all judged criteria in each
+    call. Criteria checked by code are run here, never sent; a rubric of code checks only
+    makes no call (``judge`` may be None when no rubric has a judged criterion)."""
     checklist_formats = _formats(f"{metric.name}_critique", schemas.checklist_schema)
     analytic_formats = _formats(f"{metric.name}_critique", schemas.analytic_schema)
     readers = _PerRubric(_PointwiseReader)
+    asked = _PerRubric(_judged_part)
+    code_checks = _PerRubric(_CodeChecks)
 
-    def plan(case: Case, rubric: Rubric) -> list[Ask]:
+    def plan(case: Case, rubric: Rubric) -> list[Ask] | Outcome:
+        coded: tuple[dict[str, int], dict[str, dict[str, Any]]] | None = None
+        checks = code_checks(rubric)
+        if checks.checks:
+            levels, rows, problems = checks(case)
+            if problems or not checks.judged:
+                return _coded_outcome(rubric, readers(rubric).scorer, levels, rows, problems)
+            coded = (levels, rows)
+        full, rubric = rubric, asked(rubric)  # the judge sees only its own criteria
         template = _template_for(metric, rubric, pairwise=False)
         text = template_for(template).render(
             critique_variables(case, rubric),
@@ -485,7 +578,10 @@ async def critique_pointwise(
         checklist = template == "critique_checklist"
         fmt = checklist_formats(rubric) if checklist else analytic_formats(rubric)
         messages = user_messages(text, case)
-        read = readers(rubric)
+        reader = readers(full)
+        read: Callable[[str], _Pointwise] = (
+            reader if coded is None else functools.partial(reader, coded=coded)
+        )
         return [Ask(messages, fmt, s, read) for s in range(metric.samples)]
 
     return await _critique(
@@ -500,6 +596,38 @@ async def critique_pointwise(
         desc=f"{metric.name}: critique",
         per_case=metric.samples,
     )
+
+
+def _judged_part(rubric: Rubric) -> Rubric:
+    """The rubric the judge is shown: its judged criteria only (the rubric itself when none is
+    checked by code). Built without validation: the whole rubric was validated, and a part may
+    lack a positive weight; it is only rendered and asked, never scored."""
+    if not rubric.coded:
+        return rubric
+    return Rubric.model_construct(
+        criteria=rubric.judged,
+        pass_mark=rubric.pass_mark,
+        name=rubric.name,
+        description=rubric.description,
+    )
+
+
+def _coded_outcome(
+    rubric: Rubric,
+    scorer: Scorer,
+    levels: dict[str, int],
+    rows: dict[str, dict[str, Any]],
+    problems: Sequence[str],
+) -> Outcome:
+    """A row finished by code alone: scored from its checks, or the error of a failed check."""
+    out = Outcome(criteria=[rows[c.name] for c in rubric.criteria if c.name in rows])
+    if problems:
+        out.error = "; ".join(problems)
+        return out
+    result = scorer.figures(levels)
+    out.score, out.passed, out.verdict = result.value, result.passed, result.verdict
+    out.rationale = "checked by code (no judge call)"
+    return out
 
 
 def _pointwise_outcome(jobs: Sequence[Ask], rubric: Rubric) -> Outcome:
@@ -577,7 +705,13 @@ async def critique_pairwise(
         ]
     formats = _formats(f"{metric.name}_pairwise", schemas.pairwise_schema)
 
-    def plan(case: Case, rubric: Rubric) -> list[Ask]:
+    def plan(case: Case, rubric: Rubric) -> list[Ask] | Outcome:
+        if rubric.coded:
+            names = ", ".join(c.name for c in rubric.coded)
+            return Outcome(
+                error=f"criteria checked by code ({names}) are for pointwise metrics: a "
+                "pairwise comparison asks the judge about every criterion"
+            )
         template = template_for(_template_for(metric, rubric, pairwise=True))
 
         def read(raw: str) -> _PairwiseRead:

@@ -22,12 +22,13 @@ Scoring itself lives in :mod:`rubriclab.scoring`; ``Rubric.score`` is a shortcut
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import math
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,15 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
+from . import checks as _checks_mod
+from .checks import CHECK_KINDS, Checked, CheckError
 from .files import YamlError, atomic_write_text, load_yaml, short_repr
 from .plain_errors import did_you_mean, explain
 from .scale import parse_fraction
@@ -48,8 +53,12 @@ from .scoring import Score
 from .scoring import score as score_levels
 
 __all__ = [
+    "CHECK_KINDS",
     "MAX_LEVELS",
     "YES_NO_LEVELS",
+    "CheckError",
+    "Checked",
+    "CodeCheck",
     "Criterion",
     "Level",
     "Rubric",
@@ -143,6 +152,122 @@ YES_NO_LEVELS: tuple[Level, Level] = (
 )
 
 
+class CodeCheck(BaseModel):
+    """How a criterion is checked by code: a built-in ``kind`` with its ``arg``, or a Python
+    ``function`` (kind ``"python"``; code the user runs in their own kernel, never read from
+    a file). See :mod:`rubriclab.checks` for the kinds and what a function may return."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    kind: str
+    arg: Any = None
+    function: Callable[..., Any] | None = Field(default=None, exclude=True, repr=False)
+    _with_row: bool = PrivateAttr(default=False)
+    _ready: Callable[[str], Checked] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> CodeCheck:
+        if self.function is not None:
+            if self.kind != _checks_mod.PYTHON:
+                raise ValueError("a check with a function has kind 'python'")
+            self._with_row = _checks_mod.takes_row(self.function)
+            return self
+        if self.kind == _checks_mod.PYTHON:  # read back from a saved result: described only
+            object.__setattr__(self, "arg", str(self.arg))
+            return self
+        object.__setattr__(self, "arg", _checks_mod.validate_arg(self.kind, self.arg))
+        return self
+
+    @property
+    def label(self) -> str:
+        """How views name the check: ``regex /\\b30 days\\b/``, ``python my_check``."""
+        if self.kind == _checks_mod.PYTHON:
+            return f"python {self.arg}"
+        if self.kind == "is_json":
+            return "is_json"
+        if self.kind == "json_schema":
+            return "json_schema"
+        if self.kind == "regex":
+            return f"regex /{self.arg}/"
+        return f"{self.kind} {self.arg!r}"
+
+    def run(self, criterion: Criterion, response: str, row: Mapping[str, Any]) -> Checked:
+        """This check on one response: its level and reason, or :class:`CheckError`."""
+        if self.function is not None:
+            return _checks_mod.run_function(
+                self.function,
+                self._with_row,
+                response,
+                row,
+                frozenset(criterion.scores),
+                criterion.is_yes_no,
+            )
+        return self.runner(criterion)(response, row)
+
+    def runner(self, criterion: Criterion) -> Callable[[str, Mapping[str, Any] | None], Checked]:
+        """This check made ready once for ``criterion``: ``run(response, row)`` per row (a
+        built-in kind never reads ``row``; see :attr:`wants_row`)."""
+        if self.function is not None:
+            fn, with_row = self.function, self._with_row
+            scores, yes_no = frozenset(criterion.scores), criterion.is_yes_no
+
+            def call(response: str, row: Mapping[str, Any] | None) -> Checked:
+                return _checks_mod.run_function(fn, with_row, response, row or {}, scores, yes_no)
+
+            return call
+        if self.kind == _checks_mod.PYTHON:
+            name = self.arg
+
+            def absent(response: str, row: Mapping[str, Any] | None) -> Checked:
+                raise CheckError(
+                    f"the function {name} is not here: a rubric read back from a saved result "
+                    "names it but cannot run it; build the criterion with Criterion.check(fn)"
+                )
+
+            return absent
+        if self._ready is None:
+            self._ready = _checks_mod.builtin_runner(self.kind, self.arg)
+        ready = self._ready
+        return lambda response, _row: ready(response)
+
+    @property
+    def wants_row(self) -> bool:
+        """Whether the check reads the row's fields (a function taking two arguments)."""
+        return self.function is not None and self._with_row
+
+
+#: set while a saved result's rubric is read back (:meth:`Rubric.from_saved`)
+_READING_SAVED: contextvars.ContextVar[bool] = contextvars.ContextVar("saved", default=False)
+
+
+def _code_check_from(value: Any) -> Any:
+    """``{regex: '...'}`` (the file form: one built-in kind and its argument) as a CodeCheck."""
+    if value is None or isinstance(value, CodeCheck):
+        return value
+    if (
+        _READING_SAVED.get()
+        and isinstance(value, Mapping)
+        and len(value) == 1
+        and _checks_mod.PYTHON in value
+    ):
+        # a saved result names the function that checked it; it is shown, never looked up
+        return CodeCheck(kind=_checks_mod.PYTHON, arg=str(value[_checks_mod.PYTHON])[:200])
+    if isinstance(value, str) and value == "is_json":
+        return CodeCheck(kind="is_json")
+    if not isinstance(value, Mapping) or len(value) != 1:
+        raise ValueError(
+            "a code check is one built-in kind and its argument, e.g. {regex: '\\b30 days\\b'}"
+            f" or {{max_words: 120}} (kinds: {', '.join(CHECK_KINDS)})"
+        )
+    ((kind, arg),) = value.items()
+    if kind not in CHECK_KINDS:
+        raise ValueError(
+            f"{kind!r} is not a built-in check (kinds: {', '.join(CHECK_KINDS)}); a file never "
+            "names a Python function: give one in code with Criterion.check(fn)"
+        )
+    return CodeCheck(kind=str(kind), arg=arg)
+
+
 class Criterion(_Told):
     """One thing the judge checks: a yes/no question or a criterion with described levels.
 
@@ -158,6 +283,21 @@ class Criterion(_Told):
     weight: float = 1.0
     critical: int | None = None
     category: str | None = None
+    code: CodeCheck | None = None
+    """Set when the criterion is checked by code on the response instead of by the judge."""
+
+    @field_validator("code", mode="before")
+    @classmethod
+    def _code_form(cls, value: Any) -> Any:
+        return _code_check_from(value)
+
+    @field_serializer("code")
+    def _code_out(self, code: CodeCheck | None) -> dict[str, Any] | None:
+        """The file form, ``{regex: '...'}``; a function is written as its name only
+        (``{python: 'my_check'}``), which a file cannot load back: functions live in code."""
+        if code is None:
+            return None
+        return {code.kind: code.arg}
 
     @field_validator("weight")
     @classmethod
@@ -227,7 +367,69 @@ class Criterion(_Told):
             category=category,
         )
 
+    @classmethod
+    def check(
+        cls,
+        kind: str | Callable[..., Any],
+        arg: Any = None,
+        *,
+        name: str = "",
+        description: str = "",
+        levels: Any = None,
+        weight: float = 1.0,
+        critical: bool | int = False,
+        category: str | None = None,
+    ) -> Criterion:
+        """A criterion checked by code, never sent to the judge.
+
+        ``Criterion.check("regex", r"\\b30 days\\b", name="window")``; kinds: ``regex``,
+        ``contains``, ``not_contains``, ``is_json``, ``json_schema``, ``max_words``. Or a Python
+        function: ``Criterion.check(cites_a_source, name="sources")`` returning a bool, a level
+        (give ``levels``), or either with a reason. It counts in the score, weights, critical
+        levels and pass mark like any judged criterion. ``critical=True`` means it must be met
+        (the top level); an int is the minimum level.
+        """
+        if callable(kind):
+            label = getattr(kind, "__qualname__", None) or getattr(kind, "__name__", "check")
+            code = CodeCheck(kind=_checks_mod.PYTHON, arg=str(label), function=kind)
+            question = description or _first_line(getattr(kind, "__doc__", None)) or str(label)
+            default_name = _slug(str(label))
+        elif isinstance(kind, str):
+            try:
+                code = _code_check_from({kind: arg})
+            except ValueError as exc:
+                raise RubricError(str(exc)) from None
+            question = description or _checks_mod.describe(code.kind, code.arg)
+            default_name = _slug(kind)
+        else:
+            raise RubricError(
+                f"Criterion.check takes a kind ({', '.join(CHECK_KINDS)}) or a function, got "
+                f"{type(kind).__name__}"
+            )
+        built = list(YES_NO_LEVELS) if levels is None else _levels_from(name or "check", levels)
+        top = max(lv.score for lv in built)
+        floor = (top if critical else None) if isinstance(critical, bool) else critical
+        return cls(
+            name=name or default_name,
+            description=question,
+            levels=built,
+            weight=weight,
+            critical=floor,
+            category=category,
+            code=code,
+        )
+
     # -- derived views ---------------------------------------------------------------------------
+    @property
+    def checked_by_code(self) -> bool:
+        return self.code is not None
+
+    def run_check(self, response: str, row: Mapping[str, Any] | None = None) -> Checked:
+        """Run this criterion's code check on one response (:class:`CheckError` if it cannot)."""
+        if self.code is None:
+            raise CheckError(f"criterion {self.name!r} is judged, not checked by code")
+        return self.code.run(self, response, row or {})
+
     @property
     def is_yes_no(self) -> bool:
         levels = self.levels  # asked per answer read: no list built
@@ -259,6 +461,10 @@ class Criterion(_Told):
     def normalise(self, score: int) -> float:
         """Map a level onto [0, 1]: (s - min) / (max - min)."""
         return (score - self.min_score) / (self.max_score - self.min_score)
+
+
+def _first_line(text: str | None) -> str:
+    return text.strip().splitlines()[0].strip() if text and text.strip() else ""
 
 
 def _slug(text: str) -> str:
@@ -401,6 +607,48 @@ class Rubric(_Told):
         with _told(cls):
             return cls.model_validate(data)
 
+    @classmethod
+    def from_saved(cls, data: Mapping[str, Any]) -> Rubric:
+        """A rubric from a saved result (our own ``to_dict``): like :meth:`from_dict`, except a
+        criterion that a Python function checked comes back described by the function's name,
+        to be shown; it cannot run (a file never names code to call)."""
+        with cls.reading_saved():
+            return cls.from_dict(data)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def reading_saved() -> Iterator[None]:
+        """Inside: ``{python: name}`` checks read back as described-only (see :meth:`from_saved`)."""
+        token = _READING_SAVED.set(True)
+        try:
+            yield
+        finally:
+            _READING_SAVED.reset(token)
+
+    def with_functions_from(self, other: Rubric) -> Rubric:
+        """This rubric with the check functions of ``other`` put back where a criterion of the
+        same name names the same function (an edited copy of a rubric keeps its functions)."""
+        found = {
+            c.name: c.code
+            for c in other.criteria
+            if c.code is not None and c.code.function is not None
+        }
+        criteria = []
+        changed = False
+        for c in self.criteria:
+            code = found.get(c.name)
+            if (
+                code is not None
+                and c.code is not None
+                and c.code.function is None
+                and c.code.kind == code.kind
+                and c.code.arg == code.arg
+            ):
+                c = c.model_copy(update={"code": code})
+                changed = True
+            criteria.append(c)
+        return self.model_copy(update={"criteria": criteria}) if changed else self
+
     def to_json(self, *, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)
 
@@ -489,6 +737,16 @@ class Rubric(_Told):
         return all(c.is_yes_no for c in self.criteria)
 
     @property
+    def coded(self) -> list[Criterion]:
+        """The criteria checked by code (never sent to the judge)."""
+        return [c for c in self.criteria if c.code is not None]
+
+    @property
+    def judged(self) -> list[Criterion]:
+        """The criteria the judge is asked about."""
+        return [c for c in self.criteria if c.code is None]
+
+    @property
     def has_negative_weights(self) -> bool:
         return any(c.weight < 0 for c in self.criteria)
 
@@ -497,7 +755,7 @@ class Rubric(_Told):
         return score_levels(self, levels)
 
 
-_YES_NO_KEYS = ("name", "weight", "critical", "category")
+_YES_NO_KEYS = ("name", "weight", "critical", "category", "code")
 
 
 def _shown(value: Any) -> str:

@@ -7,7 +7,8 @@ import { fmtScore, fmtInt, fmtSeconds, verdictClass, pairwiseLabel, isNum } from
 /**
  * @typedef {{name: string, question?: string, level?: number|null, label?: string|null,
  *   max_level?: number|null, evidence?: string|null, reasoning?: string|null, weight?: number|null,
- *   critical?: number|boolean|null, passed_critical?: boolean|null}} CriterionRow
+ *   critical?: number|boolean|null, passed_critical?: boolean|null, checked_by?: string|null,
+ *   check?: string|null}} CriterionRow
  */
 
 /** The level chip: YES/NO, or "3/4 · descriptor". @param {CriterionRow} c */
@@ -18,6 +19,13 @@ export function levelChip(c) {
   if (c.level == null && !label) return h("span", { class: "rl-badge rl-err" }, "missing");
   const head = c.level == null ? "" : isNum(c.max_level) ? `${c.level}/${c.max_level}` : String(c.level);
   return h("span", {}, h("span", { class: "rl-badge" }, head || label), head && label ? h("span", { class: "rl-muted rl-small" }, ` ${label}`) : null);
+}
+
+/** "checked by code · regex /…/" under a criterion answered by code, not the judge (as text).
+ * @param {CriterionRow} c */
+function codeNote(c) {
+  if (c.checked_by !== "code") return null;
+  return h("div", { class: "rl-code-check rl-small" }, `checked by code${c.check ? ` · ${c.check}` : ""}`);
 }
 
 /** @param {CriterionRow} c */
@@ -42,7 +50,7 @@ export function criteriaTable(rows, md = true) {
         h(
           "tr",
           { class: "rl-crit-row", dataset: { criterion: String(c.name ?? "") } },
-          h("td", {}, h("div", { class: "rl-cname" }, c.name ?? ""), c.question && c.question !== c.name ? h("div", { class: "rl-q" }, c.question) : null, criticalNote(c)),
+          h("td", {}, h("div", { class: "rl-cname" }, c.name ?? ""), c.question && c.question !== c.name ? h("div", { class: "rl-q" }, c.question) : null, codeNote(c), criticalNote(c)),
           h("td", {}, levelChip(c)),
           h("td", { class: "rl-mono" }, isNum(c.weight) ? String(c.weight) : ""),
           h("td", {}, c.evidence ? h("div", { class: "rl-evidence" }, c.evidence) : null, c.reasoning ? textBlock(c.reasoning, md, "rl-reasoning") : null),

@@ -4,7 +4,7 @@ One module per kind, each implementing the :class:`Metric` protocol (``base``): 
 (pointwise rubric metrics and the predefined ones), ``pairwise`` (candidate vs baseline, and
 the pairwise twins ``rl.metrics.pairwise.TEXT_QUALITY`` ...), ``template`` (a user-written
 judge prompt, e.g. over agent traces), ``computation`` (exact match, ROUGE, BLEU against a
-reference) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
+reference), ``trajectory`` (tool-call trajectories, Vertex's names) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,22 @@ from .rubric import (
     RubricMetric,
 )
 from .template import OUTPUT_FORMAT_INSTRUCTION, TemplateMetric
+from .trajectory import (
+    TOOL_CALL,
+    TRAJECTORY,
+    TRAJECTORY_QUALITY,
+    TrajectoryMetric,
+    tool_call_valid,
+    tool_name_match,
+    tool_parameter_key_match,
+    tool_parameter_kv_match,
+    trajectory_any_order_match,
+    trajectory_exact_match,
+    trajectory_in_order_match,
+    trajectory_precision,
+    trajectory_recall,
+    trajectory_single_tool_use,
+)
 
 __all__ = [
     "COMPUTATION",
@@ -43,6 +59,9 @@ __all__ = [
     "OUTPUT_FORMAT_INSTRUCTION",
     "PREDEFINED",
     "TEXT_QUALITY",
+    "TOOL_CALL",
+    "TRAJECTORY",
+    "TRAJECTORY_QUALITY",
     "ComputationMetric",
     "Judged",
     "Metric",
@@ -51,6 +70,7 @@ __all__ = [
     "RubricGenerator",
     "RubricMetric",
     "TemplateMetric",
+    "TrajectoryMetric",
     "bleu",
     "by_name",
     "exact_match",
@@ -60,6 +80,16 @@ __all__ = [
     "rouge_2",
     "rouge_l",
     "rouge_l_sum",
+    "tool_call_valid",
+    "tool_name_match",
+    "tool_parameter_key_match",
+    "tool_parameter_kv_match",
+    "trajectory_any_order_match",
+    "trajectory_exact_match",
+    "trajectory_in_order_match",
+    "trajectory_precision",
+    "trajectory_recall",
+    "trajectory_single_tool_use",
 ]
 
 PREDEFINED: dict[str, RubricMetric] = {

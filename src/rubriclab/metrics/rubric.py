@@ -140,6 +140,10 @@ class RubricMetric:
                 rows.cases, rubrics, self, panel, aggregate=self.aggregate, missing=missing
             )
             return outcomes, {col(self.name, k): v for k, v in extra.items()}, panel
+        if not any(r is not None and r.judged for r in rubrics):
+            # code checks only: no judge is needed, none is resolved, no call is made
+            outcomes = await critique_pointwise(rows.cases, rubrics, self, None, missing=missing)
+            return outcomes, {}, []
         critic = judge()
         outcomes = await critique_pointwise(rows.cases, rubrics, self, critic, missing=missing)
         return outcomes, {}, [critic]

@@ -177,7 +177,7 @@ class MetricInfo:
         return cls(
             name=str(data["name"]),
             kind=data.get("kind", "pointwise"),
-            rubric=Rubric.from_dict(rubric) if rubric else None,
+            rubric=Rubric.from_saved(rubric) if rubric else None,
             description=str(data.get("description", "")),
         )
 
@@ -432,7 +432,7 @@ class EvalResult:
                 break
             if isinstance(value, Mapping):
                 try:
-                    rubric = Rubric.from_dict(value)
+                    rubric = Rubric.from_saved(value)
                     break
                 except ValueError:
                     continue
@@ -856,7 +856,7 @@ def load_result(path: str | Path) -> EvalResult:
     for column in frame.columns:
         if field_of(str(column)) == RUBRIC or column == RUBRIC:
             frame[column] = frame[column].map(
-                lambda v: Rubric.from_dict(v) if isinstance(v, dict) else v
+                lambda v: Rubric.from_saved(v) if isinstance(v, dict) else v
             )
     result = EvalResult(
         frame,

@@ -73,6 +73,8 @@ _CRITERION_KEYS = (
     "weight",
     "critical",
     "passed_critical",
+    "checked_by",
+    "check",
 )
 
 
@@ -400,7 +402,7 @@ def _row_rubric(row: pd.Series, m: MetricRef) -> Rubric | None:
                 return value
             if isinstance(value, Mapping):
                 try:
-                    return Rubric.from_dict(value)
+                    return Rubric.from_saved(value)
                 except ValueError:
                     return m.rubric
     return m.rubric
@@ -414,7 +416,7 @@ def _criteria(value: Any, rubric: Rubric | None) -> list[dict[str, Any]]:
         if not isinstance(item, Mapping):
             continue
         out = {k: to_plain(item.get(k), str) for k in _CRITERION_KEYS}
-        for k in ("name", "question", "label", "evidence", "reasoning"):
+        for k in ("name", "question", "label", "evidence", "reasoning", "check"):
             out[k] = text_of(item.get(k), 20_000)
         if rubric is not None and out["name"] is not None:
             try:

@@ -113,7 +113,9 @@ class RubricEditor(RubricView):
             return
         proposed = change["new"]
         try:
-            rubric = Rubric.model_validate(proposed)
+            with Rubric.reading_saved():  # a criterion checked by a function: shown by name
+                rubric = Rubric.model_validate(proposed)
+            rubric = rubric.with_functions_from(self._good)
         except ValidationError as exc:
             self._reject(_validation_message(exc, proposed), _first_loc(exc))
             return

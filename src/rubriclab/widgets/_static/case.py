@@ -89,6 +89,12 @@ def _criteria_html(rows: Sequence[Mapping[str, Any]]) -> str:
         if c.get("critical") is not None:
             failed = c.get("passed_critical") is False
             crit = f'<div style="color:var(--jp-{"error" if failed else "warn"}-color1, #d32f2f); font-size:11px;">critical{" — below minimum" if failed else ""}</div>'
+        if c.get("checked_by") == "code":
+            label = f" · {c['check']}" if c.get("check") else ""
+            crit = (
+                f'<div style="color:{MUTED}; font-size:11px;">{esc("checked by code" + label)}</div>'
+                + crit
+            )
         question = c.get("question")
         q = (
             f'<div style="color:{MUTED};">{esc(question)}</div>'
