@@ -1,6 +1,7 @@
 """Memory curve of a streamed run: peak RSS and time per row at 100k, 300k and 1M rows.
 
-Usage: .venv/bin/python benchmarks/memory.py [--rows 100000 300000 1000000] [--chunk-rows 10000]
+Usage: .venv/bin/python benchmarks/memory.py [--rows 100000 300000 1000000] [--chunk-rows N]
+       [--formats parquet jsonl jsonl.gz] [--compact]  (output_fields="compact")
        [--in-memory 100000]  (also measure today's in-memory evaluate at that size)
        [--trace]             (tracemalloc's top allocation sites of one streamed chunk)
 
@@ -91,7 +92,9 @@ def write_source(path: Path, rows: int) -> None:
     writer.close()
 
 
-def worker(source: str, rows: int, chunk_rows: int, mode: str, out_dir: str) -> dict[str, Any]:
+def worker(
+    source: str, rows: int, chunk_rows: int, mode: str, out_dir: str, compact: bool = False
+) -> dict[str, Any]:
     import resource
 
     import rubriclab as rl
@@ -107,7 +110,8 @@ def worker(source: str, rows: int, chunk_rows: int, mode: str, out_dir: str) -> 
             metrics(),
             judge=judge,
             output=out,
-            chunk_rows=chunk_rows,
+            chunk_rows=chunk_rows or None,
+            output_fields="compact" if compact else None,
         )
     else:
         import pandas as pd
@@ -151,13 +155,23 @@ def trace(source: str, chunk_rows: int) -> None:
         print(f"  {stat.size / 2**20:7.1f} MB  {stat.traceback[0]}")
 
 
-def run(rows: int, chunk_rows: int, mode: str, tmp: Path) -> dict[str, Any]:
+def run(rows: int, chunk_rows: int, mode: str, tmp: Path, compact: bool = False) -> dict[str, Any]:
     source = tmp / f"source-{rows}.parquet"
     if not source.exists():
         subprocess.run([PY, __file__, "--write-source", str(source), str(rows)], check=True)
     out_dir = Path(tempfile.mkdtemp(dir=tmp))
     proc = subprocess.run(
-        [PY, __file__, "--worker", str(source), str(rows), str(chunk_rows), mode, str(out_dir)],
+        [
+            PY,
+            __file__,
+            "--worker",
+            str(source),
+            str(rows),
+            str(chunk_rows),
+            mode,
+            str(out_dir),
+            str(int(compact)),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -170,12 +184,15 @@ def main() -> None:
         write_source(Path(sys.argv[2]), int(sys.argv[3]))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        _, _, source, rows, chunk_rows, mode, out_dir = sys.argv
-        print(json.dumps(worker(source, int(rows), int(chunk_rows), mode, out_dir)))
+        _, _, source, rows, chunk_rows, mode, out_dir, compact = sys.argv
+        print(json.dumps(worker(source, int(rows), int(chunk_rows), mode, out_dir, compact == "1")))
         return
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
-    parser.add_argument("--chunk-rows", type=int, default=10_000)
+    parser.add_argument(
+        "--chunk-rows", type=int, default=0, help="rows per chunk (0: the library's default)"
+    )
+    parser.add_argument("--compact", action="store_true", help='output_fields="compact"')
     parser.add_argument("--in-memory", type=int, default=0, help="also time in-memory evaluate")
     parser.add_argument("--trace", action="store_true")
     parser.add_argument(
@@ -195,8 +212,8 @@ def main() -> None:
         tmp = Path(tmp_name)
         if args.trace:
             source = tmp / "source-trace.parquet"
-            write_source(source, args.chunk_rows)
-            trace(str(source), args.chunk_rows)
+            write_source(source, args.chunk_rows or 2000)
+            trace(str(source), args.chunk_rows or 2000)
         if args.in_memory:
             r = run(args.in_memory, args.chunk_rows, "memory", tmp)
             print(
@@ -207,11 +224,11 @@ def main() -> None:
         print("|---|---|---|---|---|")
         for fmt in args.formats:
             for rows in args.rows:
-                r = run(rows, args.chunk_rows, fmt, tmp)
+                r = run(rows, args.chunk_rows, fmt, tmp, args.compact)
                 peaks.setdefault(fmt, []).append((rows, r["peak_rss_mb"]))
                 per_row = 1024 * r["output_mb"] / rows
                 print(
-                    f"| {rows:,} | {fmt} | {r['peak_rss_mb']} MB (imports {r['import_rss_mb']}) "
+                    f"| {rows:,} | {fmt}{' compact' if args.compact else ''} | {r['peak_rss_mb']} MB (imports {r['import_rss_mb']}) "
                     f"| {r['output_mb']} MB ({per_row:.2f} KB a row) | {r['ms_per_row']:.3f} |",
                     flush=True,
                 )

@@ -144,7 +144,7 @@ def evaluate(
 
     With ``output=`` (a ``.parquet``, ``.jsonl`` or ``.jsonl.gz`` path) the run is streamed:
     ``data`` (also a file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a
-    time (10,000 by default), each finished chunk is saved, memory stays bounded, the same call
+    time (2,000 by default), each finished chunk is saved, memory stays bounded, the same call
     resumes an interrupted run, and the result reads its table from the file when first asked.
     ``output_fields="compact"`` leaves the judge's raw answers out of that file (scores,
     verdicts, criteria with their evidence, rationales and errors stay).
