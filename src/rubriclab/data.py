@@ -130,6 +130,10 @@ def read_table(path: Path) -> pd.DataFrame:
     if not found:
         raise DataError(f"data file {path} does not exist")
     suffix = path.suffix.lower()
+    if suffix == ".gz":  # data.jsonl.gz, data.csv.gz: pandas gunzips by the name
+        suffix = Path(path.stem).suffix.lower()
+        if suffix not in (".csv", ".jsonl", ".ndjson", ".json"):
+            raise DataError(f"{path}: unknown data format (use .csv.gz, .jsonl.gz or .json.gz)")
     if suffix == ".csv":
         return pd.read_csv(path, keep_default_na=False, na_values=[""])
     if suffix in (".jsonl", ".ndjson"):
@@ -138,7 +142,9 @@ def read_table(path: Path) -> pd.DataFrame:
         return pd.read_json(path, dtype=False)
     if suffix == ".parquet":
         return pd.read_parquet(path)
-    raise DataError(f"{path}: unknown data format {suffix!r} (use .csv, .jsonl, .json or .parquet)")
+    raise DataError(
+        f"{path}: unknown data format {suffix!r} (use .csv, .jsonl, .json or .parquet, or .gz of the text ones)"
+    )
 
 
 def to_cases(

@@ -21,6 +21,7 @@ import pandas as pd
 from ..judges.engine import run_scope
 from ..judges.sync import run_sync
 from ..result import EvalResult, RunStats, presentation
+from ..result.formats import OutputFields, check_output_fields
 from .responses import ModelFn, generate_responses
 from .run import RunJudge, check_metrics, describe, evaluate_frame, metric_list, run_metrics
 from .stream import DEFAULT_CHUNK_ROWS, astream_evaluate, iter_chunks, streams
@@ -44,6 +45,7 @@ async def aevaluate(
     chunk_rows: int | None = None,
     output: str | os.PathLike[str] | None = None,
     image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    output_fields: OutputFields | None = None,
 ) -> EvalResult:
     """Async form of :func:`evaluate` (it warns the same way when rows fail).
 
@@ -64,6 +66,7 @@ async def aevaluate(
         chunk_rows=chunk_rows,
         output=output,
         image_dirs=image_dirs,
+        output_fields=output_fields,
     )
     result.warn_row_errors()
     return result
@@ -81,11 +84,27 @@ async def _aevaluate(
     chunk_rows: int | None = None,
     output: str | os.PathLike[str] | None = None,
     image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    output_fields: OutputFields | None = None,
 ) -> EvalResult:
     metrics = metric_list(metrics)
+    if output_fields not in (None, "all") and output is None:
+        raise ValueError(
+            "output_fields= says what an output= file keeps; for a result in memory, "
+            "save it with result.save(path, output_fields=...)"
+        )
+    check_output_fields(output_fields)
     if output is not None or streams(data):
         return await _streamed(
-            data, metrics, judge, model, mapping, partition, output, chunk_rows, image_dirs
+            data,
+            metrics,
+            judge,
+            model,
+            mapping,
+            partition,
+            output,
+            chunk_rows,
+            image_dirs,
+            output_fields=output_fields,
         )
     if partition is not None or _is_traces(data):
         return await _traces(data, metrics, judge, partition)
@@ -113,6 +132,7 @@ def evaluate(
     output: str | os.PathLike[str] | None = None,
     chunk_rows: int | None = None,
     image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    output_fields: OutputFields | None = None,
 ) -> EvalResult:
     """Judge every row of ``data`` with every metric and return an :class:`EvalResult`.
 
@@ -122,10 +142,12 @@ def evaluate(
     ``RUBRICLAB_JUDGE``. ``display=True`` shows a live table in a notebook that fills as rows
     finish (with progress and error counts); Ctrl-C keeps the finished rows in it.
 
-    With ``output=`` (a ``.parquet`` or ``.jsonl`` path) the run is streamed: ``data`` (also a
-    file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a time (10,000 by
-    default), each finished chunk is saved, memory stays bounded, the same call resumes an
-    interrupted run, and the result reads its table from the file when first asked.
+    With ``output=`` (a ``.parquet``, ``.jsonl`` or ``.jsonl.gz`` path) the run is streamed:
+    ``data`` (also a file path or an iterator of DataFrames) is judged ``chunk_rows`` rows at a
+    time (2,000 by default), each finished chunk is saved, memory stays bounded, the same call
+    resumes an interrupted run, and the result reads its table from the file when first asked.
+    ``output_fields="compact"`` leaves the judge's raw answers out of that file (scores,
+    verdicts, criteria with their evidence, rationales and errors stay).
 
     Local image files named in the data are read only from the data file's folder (the
     working folder for a DataFrame) and the folders in ``image_dirs``: data is often someone
@@ -173,6 +195,7 @@ def evaluate(
             output=output,
             chunk_rows=chunk_rows,
             image_dirs=image_dirs,
+            output_fields=output_fields,
         )
     )
     result.warn_row_errors()
@@ -216,6 +239,8 @@ async def _streamed(
     output: str | os.PathLike[str] | None,
     chunk_rows: int | None,
     image_dirs: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    output_fields: OutputFields | None = None,
 ) -> EvalResult:
     """Chunked runs live in ``stream``; without ``output`` the chunks' results join in memory."""
     if partition is not None or _is_traces(data):
@@ -235,6 +260,7 @@ async def _streamed(
             mapping=mapping,
             image_dirs=image_dirs,
             data_dir=where,
+            output_fields=output_fields,
         )
     parts = [
         await evaluate_frame(

@@ -37,6 +37,13 @@ from ..judges.base import CallTally
 from ..rubric import Rubric
 from ..scale import format_count, format_percent
 from ..scoring import PASS_RULE, Summary, summarize
+from .formats import (
+    RESULT_SUFFIXES,
+    OutputFields,
+    dropped_columns,
+    open_text,
+    result_format,
+)
 from .labels import (
     LABEL_COLUMNS,
     OVERALL,
@@ -712,19 +719,28 @@ class EvalResult:
         )
 
     # -- saving --------------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write the result: ``.jsonl`` (always available) or ``.parquet`` (needs pyarrow).
+    def save(self, path: str | Path, *, output_fields: OutputFields | None = None) -> Path:
+        """Write the result: ``.jsonl`` (always available), ``.jsonl.gz`` or ``.parquet``
+        (needs pyarrow).
 
         JSONL is plain: a first ``{"__rubriclab__": ...}`` header line (metrics, judge, run
         stats), then one JSON object per row with nested fields (criteria, rubrics, raw outputs)
-        as real JSON, so ``jq`` and ``pandas.read_json(lines=True)`` read it. Parquet stores
-        nested fields as JSON text (named in the header) and the header in the schema metadata.
-        Both load back exactly with :func:`load_result`.
+        as real JSON, so ``jq`` and ``pandas.read_json(lines=True)`` read it (``.jsonl.gz`` is
+        the same, gzipped: ``zcat``, ``pandas.read_json(..., compression="gzip")``). Parquet
+        stores nested fields as JSON text (named in the header) and the header in the schema
+        metadata. All load back exactly with :func:`load_result`.
+
+        ``output_fields="compact"`` leaves out the judge's raw answers (often half a pairwise
+        row); a list names the metric fields to keep. Scores, verdicts, criteria and errors are
+        always written, so the summary reads back the same.
         """
         path = Path(path)
-        header = self._header()
+        fmt = result_format(path)
+        drop = dropped_columns(self.table.columns, output_fields, [m.name for m in self.metrics])
+        table = self.table.drop(columns=drop) if drop else self.table
+        header = self._header(table)
         # written whole or not at all: a failed save leaves the previous file as it was
-        if path.suffix == ".parquet":
+        if fmt == "parquet":
             try:
                 import pyarrow as pa
                 import pyarrow.parquet as pq
@@ -732,29 +748,30 @@ class EvalResult:
                 raise ImportError(
                     "saving Parquet needs pyarrow: pip install 'rubriclab[arrow]', or save as .jsonl"
                 ) from None
-            flat, json_columns = self._flat_table()
+            flat, json_columns = _flatten(table)
             header["json_columns"] = json_columns
             try:
-                table = pa.Table.from_pandas(flat, preserve_index=False)
+                arrow = pa.Table.from_pandas(flat, preserve_index=False)
             except (pa.ArrowException, ValueError, TypeError) as exc:
                 raise _save_error(path, flat, exc) from None
-            meta = dict(table.schema.metadata or {})
+            meta = dict(arrow.schema.metadata or {})
             meta[b"rubriclab"] = json.dumps(header).encode()
             with atomic_path(path) as temp:
-                pq.write_table(table.replace_schema_metadata(meta), temp)
+                pq.write_table(arrow.replace_schema_metadata(meta), temp)
         else:
-            with atomic_writer(path) as fh:
+            with atomic_path(path) as temp, open_text(temp, "w", gz=fmt == "jsonl.gz") as fh:
                 fh.write(json.dumps({"__rubriclab__": header}) + "\n")
-                for record in self.table.to_dict(orient="records"):
+                for record in table.to_dict(orient="records"):
                     try:
                         line = json.dumps({str(k): to_plain(v) for k, v in record.items()})
                     except (TypeError, ValueError) as exc:
-                        raise _save_error(path, self.table, exc) from None
+                        raise _save_error(path, table, exc) from None
                     fh.write(line + "\n")
         self.label_store().save_to(labels_path(path))
         return path
 
-    def _header(self) -> dict[str, Any]:
+    def _header(self, table: pd.DataFrame | None = None) -> dict[str, Any]:
+        table = self.table if table is None else table
         return {
             "version": _FORMAT_VERSION,
             "metrics": [m.to_dict() for m in self.metrics],
@@ -762,22 +779,40 @@ class EvalResult:
             "is_mock": self.is_mock,
             "stats": self.stats.to_dict(),
             "meta": to_plain(self.meta),
-            "columns": [str(c) for c in self.table.columns],
+            "columns": [str(c) for c in table.columns],
+            # what open_result shows without reading the rows (as a streamed file's header)
+            "rows": len(table),
+            "summary": self._saved_summaries(),
         }
+
+    def _saved_summaries(self) -> dict[str, Any]:
+        """Each metric's summary for the file's header; a metric whose columns are not all
+        there is left out (a reader then computes it from the rows, as before)."""
+        out: dict[str, Any] = {}
+        for m in self.metrics:
+            try:
+                out[m.name] = self.metric_summary(m.name).model_dump()
+            except (KeyError, ValueError):
+                continue
+        return out
 
     def flat_table(self) -> tuple[pd.DataFrame, list[str]]:
         """The table as Parquet stores it, and the columns whose values are JSON text."""
         return self._flat_table()
 
     def _flat_table(self) -> tuple[pd.DataFrame, list[str]]:
-        """The table with nested columns as JSON text (Parquet columns hold one type)."""
-        flat = self.table.copy()
-        json_columns = []
-        for column in flat.columns:
-            if _is_nested(str(column)) or flat[column].map(_is_container).any():
-                flat[column] = flat[column].map(_to_json_text)
-                json_columns.append(str(column))
-        return flat, json_columns
+        return _flatten(self.table)
+
+
+def _flatten(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The table with nested columns as JSON text (Parquet columns hold one type)."""
+    flat = table.copy()
+    json_columns = []
+    for column in flat.columns:
+        if _is_nested(str(column)) or flat[column].map(_is_container).any():
+            flat[column] = flat[column].map(_to_json_text)
+            json_columns.append(str(column))
+    return flat, json_columns
 
 
 def result_file(path: str | Path) -> Path:
@@ -789,10 +824,16 @@ def result_file(path: str | Path) -> Path:
         raise FileNotFoundError(f"no result file or folder at {path}")
     if not path.is_dir():
         return path
-    for name in ("results.jsonl", "results.parquet"):
+    for name in ("results.jsonl", "results.jsonl.gz", "results.parquet"):
         if (path / name).is_file():
             return path / name
-    found = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet") and p.is_file())
+    found = sorted(
+        p
+        for p in path.iterdir()
+        if p.is_file()
+        and p.name.lower().endswith(RESULT_SUFFIXES)
+        and not p.name.lower().endswith((".labels.jsonl", ".labels.jsonl.gz"))
+    )
     if len(found) == 1:
         return found[0]
     if not found:
@@ -827,7 +868,7 @@ def load_result(path: str | Path) -> EvalResult:
     """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet), or the one in a
     results folder (what ``rubriclab run`` writes)."""
     path = result_file(path)
-    if path.suffix == ".parquet":
+    if result_format(path) == "parquet":
         import pyarrow.parquet as pq
 
         table = pq.read_table(path)
@@ -837,7 +878,7 @@ def load_result(path: str | Path) -> EvalResult:
         header = json.loads(raw_meta)
         frame = table.to_pandas()
     else:
-        with path.open(encoding="utf-8") as fh:
+        with open_text(path) as fh:
             first = fh.readline()
             try:
                 header = json.loads(first)["__rubriclab__"]
@@ -885,7 +926,8 @@ class FileResult(EvalResult):
         )
         self.path = path
         self._table: pd.DataFrame | None = None
-        self._rows = int(header.get("rows", 0))
+        #: None: a file from before headers counted their rows (the table tells)
+        self._rows: int | None = int(header["rows"]) if "rows" in header else None
         self._summaries = {
             str(k): Summary.model_validate(v) for k, v in (header.get("summary") or {}).items()
         }
@@ -917,7 +959,9 @@ class FileResult(EvalResult):
 
     @property
     def row_count(self) -> int:
-        return self._rows if self._table is None else len(self._table)
+        if self._table is None and self._rows is not None:
+            return self._rows
+        return len(self.table)
 
     def metric_summary(self, name: str) -> Summary:
         if self._table is None and name in self._summaries:
@@ -932,18 +976,18 @@ class FileResult(EvalResult):
         return super().panel_agreement(name)
 
     def _errors_readable(self) -> bool:
-        return self._table is not None or self._rows <= DISPLAY_LOAD_MAX_ROWS
+        return self._table is not None or self.row_count <= DISPLAY_LOAD_MAX_ROWS
 
     def __repr__(self) -> str:
         return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        if self._table is not None or self._rows <= DISPLAY_LOAD_MAX_ROWS:
+        if self._table is not None or self.row_count <= DISPLAY_LOAD_MAX_ROWS:
             return super()._repr_mimebundle_(include, exclude)
         # a streamed run of millions of rows: showing it must not load it
         text = (
             f"{self.summary_text(self.path.name)}\n"
-            f"(the {format_count(self._rows, 'row')} stay in {str(self.path)!r}; result.table loads them)"
+            f"(the {format_count(self.row_count, 'row')} stay in {str(self.path)!r}; result.table loads them)"
         )
         return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
 
@@ -952,7 +996,7 @@ def open_result(path: str | Path) -> FileResult:
     """A result file (or a results folder's) opened without reading its table
     (see :class:`FileResult`)."""
     path = result_file(path)
-    if path.suffix == ".parquet":
+    if result_format(path) == "parquet":
         import pyarrow.parquet as pq
 
         raw_meta = (pq.read_schema(path).metadata or {}).get(b"rubriclab")
@@ -960,7 +1004,7 @@ def open_result(path: str | Path) -> FileResult:
             raise ValueError(f"{path} is a Parquet file but not a rubriclab result")
         header = json.loads(raw_meta)
     else:
-        with path.open(encoding="utf-8") as fh:
+        with open_text(path) as fh:
             try:
                 header = json.loads(fh.readline())["__rubriclab__"]
             except (json.JSONDecodeError, KeyError, TypeError):

@@ -37,6 +37,8 @@ from typing import Any
 
 import pandas as pd
 
+from .formats import result_stem
+
 try:  # POSIX: an exclusive lock per append; elsewhere O_APPEND's whole-line writes
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -108,9 +110,10 @@ def clean_reviewer(name: Any) -> str:
 
 
 def labels_path(results: str | Path) -> Path:
-    """Where a result file's labels live: ``run.jsonl`` -> ``run.labels.jsonl``."""
+    """Where a result file's labels live: ``run.jsonl`` (or ``run.jsonl.gz``, ``run.parquet``)
+    -> ``run.labels.jsonl``."""
     path = Path(results)
-    return path.with_name(f"{path.stem}.labels.jsonl")
+    return path.with_name(f"{result_stem(path)}.labels.jsonl")
 
 
 @dataclass(frozen=True)
