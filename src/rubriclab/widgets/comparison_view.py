@@ -24,7 +24,16 @@ from ._static.common import esc, mock_html
 if TYPE_CHECKING:
     from ..comparison import Comparison
 
-__all__ = ["ComparisonView", "comparison_html", "comparison_mimebundle", "comparison_text"]
+__all__ = [
+    "ComparisonView",
+    "case_rows",
+    "comparison_html",
+    "comparison_mimebundle",
+    "comparison_text",
+    "criteria_rows",
+    "metric_rows",
+    "overview",
+]
 
 MAX_LISTED = 500
 _TEXT_FIELDS = ("prompt", "response", "reference")
@@ -49,15 +58,15 @@ class ComparisonView(RubricView):
         self._comparison = comparison
         self._listed: list[Any] = []
         a, b = comparison.names
-        rows = _metric_rows(comparison)
+        rows = metric_rows(comparison)
         super().__init__(
             title=title or f"{b} vs {a}",
             names=[a, b],
             is_mock=bool(comparison.a.is_mock or comparison.b.is_mock),
             judge=comparison.b.judge if comparison.b.is_mock else comparison.a.judge,
-            overview=_overview(comparison),
+            overview=overview(comparison),
             metrics=rows,
-            criteria=_criteria_rows(comparison),
+            criteria=criteria_rows(comparison),
         )
         if rows:
             self.metric = rows[0]["metric"]  # the largest change is listed first
@@ -76,7 +85,7 @@ class ComparisonView(RubricView):
         with self.hold_sync():
             self.item = -1
             self.detail = None  # type: ignore[assignment]
-            listed = _case_rows(self._comparison, str(change["new"])) if change["new"] else []
+            listed = case_rows(self._comparison, str(change["new"])) if change["new"] else []
             self.case_total = len(listed)
             self._listed = [r["key_value"] for r in listed[:MAX_LISTED]]
             self.cases = [{k: v for k, v in r.items() if k != "key_value"} for r in listed][
@@ -111,7 +120,7 @@ def _finite(value: Any) -> Any:
     return None if math.isnan(number) or math.isinf(number) else number
 
 
-def _overview(c: Comparison) -> dict[str, Any]:
+def overview(c: Comparison) -> dict[str, Any]:
     return {
         "cases": len(c.table),
         "only_a": len(c.only_a),
@@ -126,7 +135,7 @@ def _by_change(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: -abs(r["diff"]) if r.get("diff") is not None else 1.0)
 
 
-def _metric_rows(c: Comparison) -> list[dict[str, Any]]:
+def metric_rows(c: Comparison) -> list[dict[str, Any]]:
     rows = []
     for name, row in c.summary.iterrows():
         out = {"metric": str(name)}
@@ -136,11 +145,11 @@ def _metric_rows(c: Comparison) -> list[dict[str, Any]]:
     return _by_change(rows)
 
 
-def _criteria_rows(c: Comparison) -> list[dict[str, Any]]:
+def criteria_rows(c: Comparison) -> list[dict[str, Any]]:
     return [{str(k): _finite(v) for k, v in r.items()} for r in c.criteria.to_dict("records")]
 
 
-def _case_rows(c: Comparison, metric: str) -> list[dict[str, Any]]:
+def case_rows(c: Comparison, metric: str) -> list[dict[str, Any]]:
     t = c.table
     rows = []
     for key, r in t.iterrows():
@@ -281,10 +290,10 @@ def comparison_html(c: Comparison, title: str = "") -> str:
             _counts(r),
             _pass_text(r),
         )
-        for r in _metric_rows(c)
+        for r in metric_rows(c)
     ]
     out.append(_table(head, rows))
-    crit = _criteria_rows(c)
+    crit = criteria_rows(c)
     if crit:
         out.append("<div><b>Per criterion</b> (mean level difference, largest change first)</div>")
         head = ["metric", "criterion", "difference", f"{pct}% interval", "b / s / w"]
@@ -300,7 +309,7 @@ def comparison_html(c: Comparison, title: str = "") -> str:
         ]
         out.append(_table(head, rows))
     for metric in c.metric_names:
-        changed = [r for r in _case_rows(c, metric) if r["diff"]][:10]
+        changed = [r for r in case_rows(c, metric) if r["diff"]][:10]
         if changed:
             out.append(f"<div><b>{esc(metric)}</b>: the most changed cases</div>")
             rows = [
