@@ -106,7 +106,7 @@ function render({ model, el }) {
           v.number !== latest.number
             ? h("button", { class: `rl-compare-with${v.number === against ? " rl-on" : ""}`, "aria-pressed": v.number === against ? "true" : "false", title: `compare ${latest.name} with ${v.name}`, onclick: () => { model.set("against", v.number); model.save_changes(); } }, v.number === against ? "compared" : "compare")
             : null,
-          v.number !== latest.number ? h("button", { class: "rl-undo", title: `return to ${v.name}'s rubrics`, onclick: () => ask("undo", { version: v.number }) }, "Undo to") : null,
+          v.number !== latest.number ? h("button", { class: "rl-undo", title: `return to ${v.name}'s rubrics (a new version, 0 calls)`, style: "white-space:nowrap", onclick: () => ask("undo", { version: v.number }) }, `Undo to ${v.name}`) : null,
         ),
       ),
     ]);
