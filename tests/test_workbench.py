@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 import rubriclab as rl
 from rubriclab.evaluation.loop import RubricLoop, Slot, flips
-from rubriclab.testing import FakeJudgeServer
+from rubriclab.testing import FakeJudgeServer, ServerReply
 
 from .judge_scripts import realistic
 
@@ -77,7 +78,8 @@ def test_unchanged_rejudge_sends_nothing_and_a_shared_edit_sends_every_row(
 
     server.reset()
     v2 = _run(loop)
-    assert (v2.calls, v2.cached, server.calls, v2.changed) == (0, 4, 0, ())
+    assert (v2.calls, server.calls, v2.changed) == (0, 0, ())
+    assert loop.rows_to_send() == []
 
     server.reset()
     rubric = loop.rubric_of(Slot("notes"))
@@ -129,6 +131,31 @@ def test_editing_one_rows_generated_checklist_sends_exactly_that_row(
     t1, t3 = v1.result.table, v3.result.table
     assert t1["general_quality/score"].iloc[same].tolist() == (
         t3["general_quality/score"].iloc[same].tolist()
+    )
+
+
+def test_a_row_whose_call_failed_is_sent_again_and_only_it(server: FakeJudgeServer) -> None:
+    failed: list[int] = []
+
+    def flaky(body: dict[str, Any]) -> str | ServerReply:
+        if "part 3" in str(body["messages"][0]["content"]) and not failed:
+            failed.append(1)
+            return ServerReply(status=500, body={"error": {"message": "overloaded"}})
+        return realistic(body)
+
+    server.responder = flaky
+    loop = RubricLoop(_cases(), [rl.metrics.GENERAL_QUALITY], judge=_judge(server))
+    with pytest.warns(UserWarning, match="1 of 4 rows failed"):
+        v1 = _run(loop)
+    assert v1.result.table["general_quality/error"].notna().tolist() == [False] * 3 + [True]
+    assert loop.rows_to_send() == [3]  # not cached, so tried again; the others are reused
+    server.reset()
+    v2 = _run(loop)
+    assert server.calls == 2  # row 3's rubric is generated, then judged
+    assert all("part 3" in str(b["messages"][0]["content"]) for b in server.requests)
+    assert v2.result.table["general_quality/error"].isna().all()
+    assert v2.result.table["general_quality/score"].iloc[:3].tolist() == (
+        v1.result.table["general_quality/score"].iloc[:3].tolist()
     )
 
 

@@ -5,11 +5,13 @@ that loop without any view (``rl.Workbench`` draws it): the editable rubrics (a 
 rubric, or one rubric per row, written or generated), a metric's template, and the history of
 versions v1, v2, ... each with its rubric snapshot and its :class:`EvalResult`.
 
-**Only what changed is sent.** Every re-judge runs the whole table through ``aevaluate`` with
-the same judge, whose response cache keys a call on everything that can change the answer
-(endpoint, model, the rendered messages, response format, sample, settings; see
-``judges.cache``). A row whose rendered request is the same as before is answered from the cache
-with 0 calls; only rows whose request changed reach the judge. Rubrics the judge generated in
+**Only what changed is sent.** A re-judge runs ``aevaluate`` with the same judge, whose response
+cache keys a call on everything that can change the answer (endpoint, model, the rendered
+messages, response format, sample, settings; see ``judges.cache``): a row whose rendered request
+is the same as before is answered from the cache with 0 calls; only rows whose request changed
+reach the judge. When only some rows' own rubrics changed, only those rows (and rows whose last
+call failed) are run at all and the others keep the last version's results: the same answers
+the cache would give, without rendering a thousand unchanged prompts to find that out. Rubrics the judge generated in
 v1 are handed back as each row's fixed rubric afterwards, so they are never generated again.
 """
 
@@ -26,10 +28,11 @@ import pandas as pd
 import yaml
 
 from ..calibration.people import calibrate
-from ..columns import RUBRIC, col
+from ..columns import ERROR, RUBRIC, col
 from ..comparison import Comparison, compare
-from ..data import rubric_cell, to_frame
+from ..data import rubric_cell, to_cases, to_frame
 from ..files import atomic_write_text
+from ..generate import generate_for_cases
 from ..judges import get_judge
 from ..metrics.rubric import RubricMetric
 from ..result import EvalResult
@@ -39,6 +42,7 @@ from .run import check_metrics, metric_list
 
 if TYPE_CHECKING:
     from ..judges import Judge
+    from ..judges.base import CallTally
     from ..metrics.base import Metric
 
 __all__ = ["RubricLoop", "Slot", "Version"]
@@ -67,12 +71,12 @@ class Version:
     """
 
     number: int
-    result: EvalResult
-    rubrics: Snapshot
-    templates: dict[str, str | None]
+    result: EvalResult = field(repr=False)
+    rubrics: Snapshot = field(repr=False)
+    templates: dict[str, str | None] = field(repr=False)
     calls: int
     cached: int
-    changed: tuple[int, ...]
+    changed: tuple[int, ...] = field(repr=False)
     seconds: float
     note: str = ""
     agreement: tuple[dict[str, Any], ...] = field(default_factory=tuple)
@@ -239,7 +243,9 @@ class RubricLoop:
 
         Unchanged requests come from the judge's cache (0 calls); ``on_rows`` gets each block
         of finished rows (the live table's hook)."""
+        regenerated = await self._write_missing()
         changed = tuple(self.changed_rows())
+        subset = self._subset(changed)
         rubrics, templates = self.snapshot(), dict(self._templates)
         frame = self._frame.copy()
         metrics: list[Metric] = []
@@ -258,7 +264,23 @@ class RubricLoop:
                     m = dataclasses.replace(m, template=template)
             metrics.append(m)
         start = time.perf_counter()
-        result = await aevaluate(frame, metrics, judge=self._judge, on_rows=on_rows)
+        if subset is None:
+            result = await aevaluate(frame, metrics, judge=self._judge, on_rows=on_rows)
+        else:  # the other rows' requests are unchanged: their results are the last version's
+            before = self.versions[-1].result
+            if subset:
+                part = await aevaluate(
+                    frame.iloc[subset], metrics, judge=self._judge, on_rows=on_rows
+                )
+                result = _spliced(before, part, subset)
+            else:
+                result = EvalResult(
+                    before.table.copy(),
+                    before.metrics,
+                    judge=before.judge,
+                    is_mock=before.is_mock,
+                    meta=before.meta,
+                )
         seconds = time.perf_counter() - start
         for m in self._metrics:  # rubrics written in v1 are each row's rubric from now on
             written = col(m.name, RUBRIC)
@@ -272,6 +294,8 @@ class RubricLoop:
                     v if isinstance(v, Rubric) else None for v in result.table[written]
                 ]
                 rubrics[m.name] = tuple(self._rows[m.name])
+        for name, tally in regenerated:
+            result.stats.add(name, tally)
         for column in [c for c in result.table.columns if str(c).startswith("_workbench_")]:
             del result.table[column]
         version = Version(
@@ -288,6 +312,47 @@ class RubricLoop:
         )
         self.versions.append(version)
         return version
+
+    async def _write_missing(self) -> list[tuple[str, CallTally]]:
+        """Rubrics the generator failed to write in an earlier version are asked for again
+        (a failure is never cached), so those rows are judged instead of kept as errors."""
+        tallies: list[tuple[str, CallTally]] = []
+        for m in self._metrics:
+            rows = self._rows.get(m.name)
+            if not isinstance(m, RubricMetric) or m.generator is None or rows is None:
+                continue
+            missing = [i for i, r in enumerate(rows) if r is None]
+            if not missing or self._judge is None:
+                continue
+            cases = to_cases(self._frame.iloc[missing])
+            made = await generate_for_cases(
+                cases, m.generator, self._judge, reask=m.reask, max_prompt_chars=m.max_prompt_chars
+            )
+            for pos, g in zip(missing, made, strict=True):
+                rows[pos] = g.rubric
+                tallies.append((m.name, g.usage))
+        return tallies
+
+    def rows_to_send(self) -> list[int]:
+        """The rows a re-judge now gives to the judge: all of them (the cache answers the
+        unchanged), or, when only some rows' own rubrics changed, those rows and the rows whose
+        last call failed (a failure is never cached, so it is tried again)."""
+        changed = self.changed_rows()
+        subset = self._subset(tuple(changed))
+        return list(range(len(self._frame))) if subset is None else subset
+
+    def _subset(self, changed: tuple[int, ...]) -> list[int] | None:
+        """None: judge the whole table; else the positions to judge (the rest are reused)."""
+        n = len(self._frame)
+        if not self.versions or len(changed) == n:
+            return None
+        table = self.versions[-1].result.table
+        rows = set(changed)
+        for name in self.metric_names:
+            errors = col(name, ERROR)
+            if errors in table.columns:
+                rows.update(i for i, v in enumerate(table[errors].tolist()) if not _missing(v))
+        return None if len(rows) == n else sorted(rows)
 
     def _agreement(self, result: EvalResult) -> tuple[dict[str, Any], ...]:
         if self._labels is None or len(self._labels) == 0:
@@ -393,6 +458,34 @@ def flips(comparison: Comparison) -> pd.DataFrame:
     return pd.DataFrame(
         rows, columns=["key", "metric", "verdict_a", "verdict_b", "score_a", "score_b"]
     )
+
+
+def _spliced(before: EvalResult, part: EvalResult, rows: list[int]) -> EvalResult:
+    """The last version's table with ``rows`` replaced by a run of just those rows."""
+    table = before.table.copy()
+    for column in part.table.columns:
+        values = table[column].tolist() if column in table.columns else [None] * len(table)
+        for pos, value in zip(rows, part.table[column].tolist(), strict=True):
+            values[pos] = value
+        keep = column in table.columns and table[column].dtype == object
+        table[column] = pd.Series(values, index=table.index, dtype=object if keep else None)
+    return EvalResult(
+        table,
+        part.metrics,
+        judge=part.judge,
+        is_mock=part.is_mock,
+        stats=part.stats,
+        meta=part.meta,
+    )
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def _text(value: Any) -> str | None:

@@ -151,19 +151,26 @@ def criteria_rows(c: Comparison) -> list[dict[str, Any]]:
 
 def case_rows(c: Comparison, metric: str) -> list[dict[str, Any]]:
     t = c.table
+
+    def cells(name: str) -> list[Any]:  # column by column: iterrows cost ~1 s per 1,000 rows
+        key = col(metric, name)
+        return t[key].tolist() if key in t.columns else [None] * len(t)
+
+    sa, sb, diff = cells("score_a"), cells("score_b"), cells("diff")
+    va, vb, ea, eb = cells("verdict_a"), cells("verdict_b"), cells("error_a"), cells("error_b")
     rows = []
-    for key, r in t.iterrows():
+    for i, key in enumerate(t.index.tolist()):
         rows.append(
             {
                 "key": text_of(key, 120),
                 "key_value": key,
-                "score_a": _finite(r.get(col(metric, "score_a"))),
-                "score_b": _finite(r.get(col(metric, "score_b"))),
-                "diff": _finite(r.get(col(metric, "diff"))),
-                "verdict_a": _text_or_none(r.get(col(metric, "verdict_a"))),
-                "verdict_b": _text_or_none(r.get(col(metric, "verdict_b"))),
-                "error_a": _text_or_none(r.get(col(metric, "error_a")), 200),
-                "error_b": _text_or_none(r.get(col(metric, "error_b")), 200),
+                "score_a": _finite(sa[i]),
+                "score_b": _finite(sb[i]),
+                "diff": _finite(diff[i]),
+                "verdict_a": _text_or_none(va[i]),
+                "verdict_b": _text_or_none(vb[i]),
+                "error_a": _text_or_none(ea[i], 200),
+                "error_b": _text_or_none(eb[i], 200),
             }
         )
     # the largest change first; errored rows (no difference) after every paired row

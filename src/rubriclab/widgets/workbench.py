@@ -168,7 +168,7 @@ class Workbench(RubricView):
         return await self._judged()
 
     async def _judged(self) -> Version:
-        total = len(self._loop.frame)
+        total = len(self._loop.rows_to_send())
         with self.hold_sync():
             self.running = True
             self.progress = {"done": 0, "total": total, "calls": 0}
@@ -359,19 +359,24 @@ class Workbench(RubricView):
         self.criteria = criteria_rows(comparison)
         self.flipped = len(flips(comparison))
         first = self.metrics[0]["metric"] if self.metrics else ""
-        self.metric = ""  # list again even when the metric is the same
-        self.metric = first
+        if first == self.metric:
+            self._list(first)  # the same metric of a new comparison: list it again
+        else:
+            self.metric = first
 
     @traitlets.observe("metric")
     def _on_metric(self, change: Any) -> None:
+        self._list(str(change["new"]))
+
+    def _list(self, metric: str) -> None:
         c = self._comparison
         with self.hold_sync():
             self.item = -1
             self.detail = None  # type: ignore[assignment]
-            if c is None or not change["new"]:
+            if c is None or not metric:
                 self.cases, self.case_total, self._listed = [], 0, []
                 return
-            listed = _flipped_first(case_rows(c, str(change["new"])))
+            listed = _flipped_first(case_rows(c, metric))
             self.case_total = len(listed)
             self._listed = [r["key_value"] for r in listed[:MAX_LISTED]]
             self.cases = [{k: v for k, v in r.items() if k != "key_value"} for r in listed][
