@@ -15,7 +15,7 @@ from nbclient import NotebookClient
 from rubriclab.testing import FakeJudgeServer
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-OURS = ["quickstart", "analytic_rubric", "multimodal_pairwise", "magics", "judge_card"]
+OURS = ["quickstart", "analytic_rubric", "multimodal_pairwise", "magics", "judge_card", "workbench"]
 
 
 def _outputs_text(nb: nbformat.NotebookNode) -> str:
