@@ -94,6 +94,20 @@ def test_a_bad_edit_is_refused_in_the_grid_and_sends_nothing(
     assert server.calls == 0
 
 
+def test_a_template_edit_from_the_view_is_a_change_of_every_row(
+    server: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wb, comm = _bench(server, monkeypatch)
+    assert wb.templates == {"notes": ""}
+    _ask(comm, "rejudge")
+    server.reset()
+    assert _ask(comm, "template", metric="notes", template="critique_checklist")["ok"]
+    assert wb.templates == {"notes": "critique_checklist"} and wb.pending == 4
+    _ask(comm, "rejudge")  # the built-in a checklist gets anyway: the same requests, 0 calls
+    assert server.calls == 0 and wb.versions[-1].cached == 4
+    assert "no rubric metric 'other'" in _ask(comm, "template", metric="other")["error"]
+
+
 def test_save_writes_yaml_inside_the_working_folder(
     server: FakeJudgeServer,
     monkeypatch: pytest.MonkeyPatch,

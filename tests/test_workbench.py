@@ -123,7 +123,7 @@ def test_editing_one_rows_generated_checklist_sends_exactly_that_row(
     loop.set_rubric(slots[2], rl.Rubric.from_dict(data))
     assert loop.changed_rows() == [2]
     v3 = _run(loop)
-    assert (v3.calls, server.calls, v3.changed) == (1, 1, (2,))
+    assert (v3.calls, server.calls, v3.changed, v3.kept) == (1, 1, (2,), 3)
     assert _responses_sent(server) == [RESPONSES[2]]
     assert "weekly progress reports" in str(server.requests[0]["messages"][0]["content"])
     # the other rows' results are the cached answers: the same verdicts as v1

@@ -11,7 +11,7 @@ import { metricBars, criterionBars, caseList, sideBySide, pct } from "./comparis
 
 /** One version's line: what it cost and how well it agrees with people. @param {any} v */
 export function versionText(v) {
-  const parts = [`${v.calls} call${v.calls === 1 ? "" : "s"}`, `${v.cached} cached`, `${v.changed} changed row${v.changed === 1 ? "" : "s"}`];
+  const parts = [`${v.calls} call${v.calls === 1 ? "" : "s"}`, `${v.cached} cached`, ...(v.kept ? [`${v.kept} kept`] : []), `${v.changed} changed row${v.changed === 1 ? "" : "s"}`];
   const overall = (v.agreement || []).filter((a) => a.criterion === "overall");
   for (const a of overall) parts.push(`agrees with people ${pct(a.rate)} (${a.agree}/${a.n})`);
   return parts.join(" · ");
@@ -56,12 +56,13 @@ function render({ model, el }) {
   });
 
   const head = h("div", { class: "rl-wb-head" });
+  const templates = h("div", { class: "rl-wb-templates" });
   const bar = h("div", { class: "rl-toolbar rl-wb-bar" });
   const grid = h("div", { class: "rl-wb-grid" });
   const versions = h("div", { class: "rl-wb-versions" });
   const table = h("div", { class: "rl-wb-table" });
   const comparison = h("div", { class: "rl-wb-comparison rl-comparison" });
-  append(root, [head, bar, grid, h("div", { class: "rl-wb-lower", style: "display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1.3fr);gap:14px;margin-top:10px" }, h("div", {}, versions, table), comparison)]);
+  append(root, [head, bar, grid, templates, h("div", { class: "rl-wb-lower", style: "display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1.3fr);gap:14px;margin-top:10px" }, h("div", {}, versions, table), comparison)]);
   const stopEditor = editor.render({ model, el: grid });
 
   const drawHead = () => {
@@ -86,6 +87,28 @@ function render({ model, el }) {
     ]);
     const status = problem || model.get("status");
     if (status) bar.append(h("div", { class: `rl-wb-status ${problem ? "rl-inline-error" : "rl-muted"}`, style: "flex-basis:100%" }, status));
+  };
+
+  const drawTemplates = () => {
+    clear(templates);
+    const all = model.get("templates") || {};
+    const names = Object.keys(all);
+    if (!names.length) return;
+    append(templates, [h(
+      "details",
+      { class: "rl-wb-template" },
+      h("summary", { class: "rl-muted" }, "Critique templates (a built-in name or Jinja text; empty chooses one per rubric)"),
+      names.map((name) => {
+        const area = h("textarea", { class: "rl-wb-template-text", value: all[name] || "", dataset: { metric: name }, "aria-label": `${name}'s critique template`, placeholder: "critique_checklist / critique_analytic / your template", style: "width:100%;min-height:3em" });
+        return h(
+          "div",
+          { style: "margin:4px 0" },
+          h("b", {}, name),
+          area,
+          h("button", { class: "rl-wb-template-apply", onclick: () => ask("template", { metric: name, template: /** @type {HTMLTextAreaElement} */ (area).value }) }, "Apply"),
+        );
+      }),
+    )]);
   };
 
   const drawVersions = () => {
@@ -162,7 +185,9 @@ function render({ model, el }) {
     drawComparison();
   };
   all();
+  drawTemplates();
   const stops = [
+    listen(model, ["templates"], drawTemplates),
     listen(model, ["is_mock", "judge", "title"], drawHead),
     listen(model, ["running", "progress", "status", "pending", "save_path", "versions_info"], drawBar),
     listen(model, ["versions_info", "against"], drawVersions),

@@ -45,6 +45,7 @@ function model(extra = {}) {
       item: -1,
       detail: null,
       save_path: "rubric.yaml",
+      templates: { notes: "" },
       timeout_ms: 1000,
       ...extra,
     },
@@ -55,6 +56,7 @@ function model(extra = {}) {
 describe("Workbench", () => {
   it("says what each version cost and how it agrees with people", () => {
     expect(versionText({ calls: 1, cached: 3, changed: 1, agreement: [] })).toBe("1 call · 3 cached · 1 changed row");
+    expect(versionText({ calls: 1, cached: 0, kept: 999, changed: 1, agreement: [] })).toBe("1 call · 0 cached · 999 kept · 1 changed row");
     expect(versionText({ calls: 4, cached: 0, changed: 4, agreement: [{ criterion: "overall", rate: 0.75, agree: 3, n: 4 }] })).toContain("agrees with people 75.0% (3/4)");
     expect(progressText({ done: 412, total: 1000, calls: 1 })).toBe("412 / 1,000 rows · 1 call");
   });
@@ -78,8 +80,11 @@ describe("Workbench", () => {
     el.querySelector(".rl-rejudge").click();
     el.querySelector(".rl-undo").click();
     el.querySelector(".rl-save").click();
+    el.querySelector('.rl-wb-template-text[data-metric="notes"]').value = "critique_checklist";
+    el.querySelector(".rl-wb-template-apply").click();
     await tick();
-    expect(m.sent.map((s) => s.op)).toEqual(["rejudge", "undo", "save"]);
+    expect(m.sent.map((s) => s.op)).toEqual(["rejudge", "undo", "save", "template"]);
+    expect(m.sent[3]).toMatchObject({ metric: "notes", template: "critique_checklist" });
     expect(m.sent[1].version).toBe(1);
     expect(m.sent[2].path).toBe("rubric.yaml");
     m.set("running", true);

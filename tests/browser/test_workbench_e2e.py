@@ -84,7 +84,9 @@ def test_edit_one_rows_criterion_rejudge_sends_only_that_row(
     assert "1 verdict flipped" in view.locator(".rl-wb-flipped").inner_text()
     first = view.locator(".rl-item").first
     assert "c0" in first.inner_text() and "pass → fail" in first.inner_text()
-    assert "1 call" in view.locator('.rl-version[data-version="v2"]').inner_text()
+    assert (
+        "1 call · 0 cached · 3 kept" in view.locator('.rl-version[data-version="v2"]').inner_text()
+    )
     first.click()
     sides = view.locator(".rl-side")
     sides.first.wait_for()

@@ -64,7 +64,8 @@ class Slot:
 class Version:
     """One judged state of the rubrics: ``v1``, ``v2``, ... with what it cost.
 
-    ``calls`` are requests that reached the judge, ``cached`` those answered from the cache;
+    ``calls`` are requests that reached the judge, ``cached`` those answered from the cache,
+    ``kept`` rows not run at all (unchanged: the last version's answers stand);
     ``changed`` the row positions whose rubric or template differed from the version before
     (every row for v1); ``agreement`` the judge's agreement with people's labels per metric and
     criterion (empty when the rows carry no labels).
@@ -80,6 +81,8 @@ class Version:
     seconds: float
     note: str = ""
     agreement: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    kept: int = 0
+    """Rows not run at all: their requests were unchanged, so the last version's answers stand."""
 
     @property
     def name(self) -> str:
@@ -92,6 +95,7 @@ class Version:
             "number": self.number,
             "calls": self.calls,
             "cached": self.cached,
+            "kept": self.kept,
             "changed": len(self.changed),
             "seconds": round(self.seconds, 3),
             "note": self.note,
@@ -202,6 +206,11 @@ class RubricLoop:
             assert slot.row is not None
             self._rows[slot.metric][slot.row] = rubric
 
+    @property
+    def templates(self) -> dict[str, str | None]:
+        """Each rubric metric's critique template now (None: chosen per rubric)."""
+        return dict(self._templates)
+
     def template_of(self, metric: str) -> str | None:
         if metric not in self._templates:
             raise KeyError(f"no rubric metric {metric!r} (rubric metrics: {list(self._templates)})")
@@ -309,6 +318,7 @@ class RubricLoop:
             seconds=seconds,
             note=note,
             agreement=self._agreement(result),
+            kept=0 if subset is None else len(self._frame) - len(subset),
         )
         self.versions.append(version)
         return version

@@ -91,6 +91,8 @@ class Workbench(RubricView):
     row_total = traitlets.Int(0).tag(sync=True)
     flipped = traitlets.Int(0).tag(sync=True)
     save_path = traitlets.Unicode("rubric.yaml").tag(sync=True)
+    #: each rubric metric's critique template ("" chooses one per rubric)
+    templates = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -117,6 +119,7 @@ class Workbench(RubricView):
                 judge=str(judge_obj.model) if judge_obj is not None else "",
                 save_path=save_path,
                 pending=len(self._loop.changed_rows()),
+                templates={k: v or "" for k, v in self._loop.templates.items()},
             )
             self._show_slot(0)
         self._register("rejudge", self._on_rejudge)
@@ -210,6 +213,7 @@ class Workbench(RubricView):
             self.pending = len(self._loop.changed_rows())
             self.status = (
                 f"{version.name}: {version.calls} call(s), {version.cached} from the cache, "
+                f"{version.kept} unchanged row(s) kept, "
                 f"{version.seconds:.2f} s" + (f" · {version.note}" if version.note else "")
             )
 
@@ -235,6 +239,7 @@ class Workbench(RubricView):
 
     def _on_undo(self, content: Mapping[str, Any]) -> dict[str, Any]:
         version = self._loop.undo(int(content.get("version", 0)))
+        self.templates = {k: v or "" for k, v in self._loop.templates.items()}
         self._after_version(version)
         return {"ok": True, "version": version.name}
 
@@ -245,7 +250,9 @@ class Workbench(RubricView):
     def _on_template(self, content: Mapping[str, Any]) -> dict[str, Any]:
         metric = str(content.get("metric", ""))
         self._loop.set_template(metric, str(content.get("template") or "") or None)
-        self.pending = len(self._loop.changed_rows())
+        with self.hold_sync():
+            self.templates = {k: v or "" for k, v in self._loop.templates.items()}
+            self.pending = len(self._loop.changed_rows())
         return {"ok": True}
 
     def save(self, path: str | Path | None = None) -> Path:
