@@ -120,6 +120,8 @@ def test_save_writes_yaml_inside_the_working_folder(
     assert rl.Rubric.load(tmp_path / "rubrics" / "notes.yaml").criteria[1].description == WEEKLY
     reply = _ask(comm, "save", path="../outside.yaml")
     assert "save path" in reply["error"] and not (tmp_path.parent / "outside.yaml").exists()
+    reply = _ask(comm, "save", path=str(tmp_path.parent / "absolute.yaml"))
+    assert "save path" in reply["error"] and not (tmp_path.parent / "absolute.yaml").exists()
 
 
 def test_a_run_started_by_the_view_runs_on_the_kernels_loop_and_can_be_cancelled(

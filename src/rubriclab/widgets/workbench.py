@@ -244,7 +244,9 @@ class Workbench(RubricView):
         return {"ok": True, "version": version.name}
 
     def _on_save(self, content: Mapping[str, Any]) -> dict[str, Any]:
-        path = self.save(str(content.get("path") or self.save_path))
+        # a path from the page stays inside the working folder, absolute or not
+        asked = Path(str(content.get("path") or self.save_path))
+        path = self.save(resolve_inside(asked, Path.cwd(), key="save path"))
         return {"ok": True, "path": str(path)}
 
     def _on_template(self, content: Mapping[str, Any]) -> dict[str, Any]:
