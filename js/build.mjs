@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const views = ["result_table", "explanation", "rubric_editor", "pairwise_view", "calibration_view", "comparison_view", "review_page"];
+const views = ["result_table", "explanation", "rubric_editor", "pairwise_view", "calibration_view", "comparison_view", "review_page", "workbench"];
 const watch = process.argv.includes("--dev");
 
 const outdir = path.join(here, "..", "src", "rubriclab", "static");

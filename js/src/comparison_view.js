@@ -136,7 +136,7 @@ export function criterionBars(rows, names = ["A", "B"]) {
 }
 
 /** @param {any} model */
-function caseList(model) {
+export function caseList(model) {
   const metric = model.get("metric");
   if (!metric) return null;
   const names = model.get("names") || ["A", "B"];

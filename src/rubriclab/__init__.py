@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "AlignmentView": "widgets",
     "CalibrationView": "widgets",
     "ComparisonView": "widgets",
+    "Workbench": "widgets",
     "ArenaView": "widgets",
     "ClustersView": "widgets",
     "JudgeCard": "judge_card",
@@ -168,5 +169,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .widgets import PairwiseView as PairwiseView
     from .widgets import ResultTable as ResultTable
     from .widgets import RubricEditor as RubricEditor
+    from .widgets import Workbench as Workbench
     from .widgets.display import display_eval_result as display_eval_result
     from .widgets.display import display_explanations as display_explanations

@@ -2,7 +2,7 @@
 
 ``ResultTable`` (the whole result), ``Explanation`` (one case), ``RubricEditor`` (edit rubrics),
 ``PairwiseView`` (candidate vs baseline), ``CalibrationView`` (judge vs people) and
-``ComparisonView`` (run B vs run A); ``ArenaView`` (many candidates ranked), ``ClustersView``
+``ComparisonView`` (run B vs run A), ``Workbench`` (edit, re-judge, compare: the rubric loop); ``ArenaView`` (many candidates ranked), ``ClustersView``
 (failing rows grouped), ``AlignmentView`` (what ``rl.align`` changed) and ``JudgeCardView`` are
 static HTML.
 """
@@ -19,6 +19,7 @@ from .judge_card_view import JudgeCardView
 from .pairwise_view import PairwiseView
 from .result_table import ResultTable
 from .rubric_editor import RubricEditor
+from .workbench import Workbench
 
 __all__ = [
     "AlignmentView",
@@ -31,4 +32,5 @@ __all__ = [
     "PairwiseView",
     "ResultTable",
     "RubricEditor",
+    "Workbench",
 ]

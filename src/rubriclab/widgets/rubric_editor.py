@@ -24,7 +24,7 @@ from ._base import RubricView
 from ._cells import is_missing, text_of
 from ._static.rubric import rubric_html, rubric_text
 
-__all__ = ["RubricEditor"]
+__all__ = ["RubricEditor", "first_loc", "validation_message"]
 
 
 class RubricEditor(RubricView):
@@ -117,7 +117,7 @@ class RubricEditor(RubricView):
                 rubric = Rubric.model_validate(proposed)
             rubric = rubric.with_functions_from(self._good)
         except ValidationError as exc:
-            self._reject(_validation_message(exc, proposed), _first_loc(exc))
+            self._reject(validation_message(exc, proposed), first_loc(exc))
             return
         except (RubricError, ValueError, TypeError) as exc:
             self._reject(str(exc), [])
@@ -222,12 +222,12 @@ def _rubric_column(frame: pd.DataFrame, column: str | None) -> str:
     return candidates[0]
 
 
-def _first_loc(exc: ValidationError) -> list[Any]:
+def first_loc(exc: ValidationError) -> list[Any]:
     errors = exc.errors()
     return list(errors[0].get("loc", ())) if errors else []
 
 
-def _validation_message(exc: ValidationError, proposed: Any) -> str:
+def validation_message(exc: ValidationError, proposed: Any) -> str:
     """pydantic's errors, one line each, naming the criterion and field (and what to fix)."""
     lines = []
     for err in exc.errors():
