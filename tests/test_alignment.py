@@ -326,3 +326,108 @@ def test_rows_without_a_response_are_disagreements_never_examples(
     for r in set(blank) & set(al.test_rows):  # no answer: never counted as agreement
         assert al.test_answers["after"][r] == {}
     assert al.gain.reliable, al.summary
+
+
+# -- cut points for criteria with levels (arithmetic on answers already paid for) ----------------
+
+
+def _levels_case(shuffle: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, rl.Rubric]:
+    """The simulated judge reads a vague 1-3 criterion by length (1 below 40 words, 2 from 40);
+    people give 1 below 30 words, 2 from 30 and 3 from 45: the judge is stingy with the top."""
+    from rubriclab.testing.simulated import words
+
+    data, _ = alignment_demo()
+    rubric = rl.Rubric(
+        criteria=[
+            rl.Criterion(
+                name="detail",
+                description="How detailed is the response?",
+                levels=[
+                    rl.Level(score=1, descriptor="Thin"),
+                    rl.Level(score=2, descriptor="Adequate"),
+                    rl.Level(score=3, descriptor="Thorough"),
+                ],
+            ),
+            rl.Criterion.yes_no("Does the response mention 'refund'?", name="refund"),
+        ]
+    )
+    values = []
+    for i, text in enumerate(data.response):
+        n = len(words(text))
+        refund = "yes" if "refund" in text.lower() else "no"
+        values.append([(i, "detail", 1 if n < 30 else 2 if n < 45 else 3), (i, "refund", refund)])
+    labels = pd.DataFrame(
+        [
+            {"row": r, "metric": "support", "criterion": c, "value": v, "reviewer": "ana"}
+            for row in values
+            for r, c, v in row
+        ]
+    )
+    if shuffle is not None:
+        rows = labels["row"].unique()
+        mapping = dict(zip(rows, np.random.default_rng(shuffle).permutation(rows), strict=True))
+        labels = labels.assign(row=labels["row"].map(mapping))
+    return data, labels, rubric
+
+
+def test_cut_points_alone_raise_held_out_kappa_with_no_new_calls(server: FakeJudgeServer) -> None:
+    data, labels, rubric = _levels_case()
+    metric = rl.metrics.RubricMetric(rubric=rubric, name="support")
+    judge = _judge(server)
+    al = align(metric, data, labels, judge=judge, methods=("cut_points",), progress=False)
+    assert al.gain.reliable, al.summary
+    change = next(c for c in al.changes if c.kind == "cut_points")
+    assert change.kept and change.criterion == "detail"
+    assert change.before == "judge 1→1, 2→2, 3→3" and change.after == "judge 1→1, 2→3, 3→3"
+    assert dict(al.metric.level_cuts) == {"detail": (2.0, 2.0)}
+    assert al.after.per_criterion["detail"]["kappa"] > al.before.per_criterion["detail"]["kappa"]
+    per_split = len(al.train_rows) + len(al.validation_rows) + len(al.test_rows)
+    assert al.calls <= per_split  # each row judged once: the cut points asked nothing
+    # the aligned metric scores the test rows as align measured them
+    server.reset()
+    result = rl.evaluate(data.iloc[al.test_rows], metrics=[al.metric], judge=judge)
+    assert server.calls == 0  # the same prompts: every answer from the cache
+    cells = result.table["support/criteria"].tolist()
+    for r, cell in zip(al.test_rows, cells, strict=True):
+        detail = next(c for c in cell if c["name"] == "detail")
+        assert detail["level"] == al.test_answers["after"][r]["detail"]
+        assert detail["judge_level"] == al.test_answers["before"][r]["detail"]
+
+
+def test_shuffled_labels_keep_no_reliable_cut_points_gain(server: FakeJudgeServer) -> None:
+    data, labels, rubric = _levels_case(shuffle=11)
+    metric = rl.metrics.RubricMetric(rubric=rubric, name="support")
+    al = align(metric, data, labels, judge=_judge(server), methods=("cut_points",), progress=False)
+    assert not al.gain.reliable, al.summary
+
+
+def test_best_cuts_is_the_monotone_reading_with_most_matches() -> None:
+    from rubriclab.alignment.cutpoints import best_cuts, describe_cuts
+
+    scores = [1, 2, 3]
+    # judge says 2 where people say 3; level 1 agrees
+    pairs = [(1, 1)] * 5 + [(2, 3)] * 6 + [(2, 2)] * 2
+    cuts, matches = best_cuts(pairs, scores)
+    assert describe_cuts(cuts, scores) == "judge 1→1, 2→3, 3→3" and matches == 11
+    # agreement already best: the identity stays (levels never seen keep their own reading)
+    assert best_cuts([(1, 1), (2, 2)], scores) == ((2.0, 3.0), 2)
+    # never read a better answer lower: a crossing pattern stays monotone
+    cuts, _ = best_cuts([(1, 3)] * 3 + [(3, 1)] * 2, scores)
+    assert describe_cuts(cuts, scores) in ("judge 1→3, 2→3, 3→3", "judge 1→1, 2→1, 3→1")
+
+
+@pytest.mark.parametrize(
+    ("cuts", "message"),
+    [
+        ({"nope": [1.5, 2.5]}, "level_cuts names criterion 'nope', which is not in the rubric"),
+        ({"detail": [2.5]}, "level_cuts['detail'] needs 2 cut point(s) for levels 1, 2, 3, got 1"),
+        ({"detail": [3, 2]}, "level_cuts['detail'] must be ascending numbers, got [3.0, 2.0]"),
+        ({"detail": "ab"}, "level_cuts maps a criterion's name to a list of numbers"),
+    ],
+)
+def test_bad_level_cuts_are_one_line_errors(cuts: dict[str, Any], message: str) -> None:
+    _, _, rubric = _levels_case()
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rl.metrics.RubricMetric(rubric=rubric, name="support", level_cuts=cuts)
+    with pytest.raises(ValueError, match="level_cuts are for pointwise metrics"):
+        rl.metrics.PairwiseRubricMetric(rubric=rubric, name="p", level_cuts={"detail": [2, 3]})
