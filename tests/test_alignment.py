@@ -83,18 +83,66 @@ def test_pass_mark_alone_raises_held_out_kappa_with_no_new_calls(
     assert al.calls <= per_split  # the calibration itself asked nothing
 
 
-def test_shuffled_labels_report_no_reliable_gain(server: FakeJudgeServer) -> None:
-    vague, _ = alignment_rubrics()
-    _, labels = alignment_demo()
+def _shuffled(labels: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Each row gets another row's labels (a permutation drawn by ``seed``)."""
     rows = labels["row"].unique()
-    shuffled = np.random.default_rng(7).permutation(rows)
-    mapping = dict(zip(rows, shuffled, strict=True))
-    control = labels.assign(row=labels["row"].map(mapping))  # each row gets another's labels
-    al = _run(server, vague, control, k=6, pool=12)
-    assert not al.gain.reliable, al.summary
-    assert "no reliable gain" in al.summary
-    low, high = al.gain.kappa_interval
-    assert low <= 0 <= high
+    mapping = dict(zip(rows, np.random.default_rng(seed).permutation(rows), strict=True))
+    return labels.assign(row=labels["row"].map(mapping))
+
+
+@pytest.mark.slow
+def test_shuffled_label_control_over_ten_seeds(server: FakeJudgeServer) -> None:
+    """The negative control is judged over seeds 0-9, each with its own shuffle and split, not
+    on one seed: a "reliable gain" is a one-sided 2.5% test, so on nothing to learn about one run
+    in 40 may still claim one. Ten runs with two or more would be a 2.6% event at that rate."""
+    vague, _ = alignment_rubrics()
+    data, labels = alignment_demo()
+    metric = rl.metrics.RubricMetric(rubric=vague, name="support")
+    judge = _judge(server)
+    runs = [
+        align(metric, data, _shuffled(labels, s), judge=judge, seed=s, progress=False)
+        for s in range(10)
+    ]
+    claimed = [al.summary for al in runs if al.gain.reliable]
+    assert len(claimed) <= 1, claimed
+    for al in runs:
+        assert al.gain.reliable or "no reliable gain" in al.summary
+    assert abs(float(np.mean([al.gain.kappa for al in runs]))) < 0.1
+
+
+def test_the_gain_test_keeps_its_false_positive_rate_on_shuffled_labels() -> None:
+    """Arithmetic only (no judge): people's labels shuffled, the judge before is the simulated
+    judge's length rule and after a judge that says YES to everything on one criterion (kappa
+    exactly 0: the case that made the bootstrap interval alone claim gains about 6% of the time).
+    Over 200 shuffles at most 2.5% (+ sampling slack) may be called reliable."""
+    from rubriclab.alignment.measure import gain
+    from rubriclab.testing.simulated import words
+
+    data, labels = alignment_demo()
+    vague, _ = alignment_rubrics()
+    truth = people_labels(labels, "support", vague, 120, pairwise=False).values
+    rows = sorted(truth)
+    claimed = 0
+    for s in range(200):
+        other = np.random.default_rng(1000 + s).permutation(rows)
+        shuffled = {r: truth[int(o)] for r, o in zip(rows, other, strict=True)}
+        _, _, test = split_rows(rows, s, (0.4, 0.3, 0.3))
+        before, after = {}, {}
+        for r in test:
+            y = int(len(words(data.response[r])) > 40)
+            before[r] = {"detail": y, "refund": y, "tone": y, "overall": "pass" if y else "fail"}
+            after[r] = {**before[r], "detail": 1, "overall": "pass"}
+        claimed += gain(shuffled, before, after, test, n_boot=1_000).reliable
+    assert claimed <= 8, f"{claimed} of 200 shuffles claimed a reliable gain"
+
+
+def test_a_gain_the_swap_test_doubts_is_not_called_reliable() -> None:
+    from rubriclab.alignment import Gain
+
+    doubted = Gain(0.17, (0.07, 0.26), 0.1, (0.02, 0.2), p_value=0.06)
+    assert not doubted.reliable
+    assert doubted.words.startswith("no reliable gain") and "p = 0.060" in doubted.words
+    assert Gain(0.17, (0.07, 0.26), 0.1, (0.02, 0.2), p_value=0.004).reliable
 
 
 def test_no_test_row_reaches_a_prompt_before_the_choices_or_as_data(
@@ -333,7 +381,7 @@ def test_rows_without_a_response_are_disagreements_never_examples(
 
 def _levels_case(shuffle: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, rl.Rubric]:
     """The simulated judge reads a vague 1-3 criterion by length (1 below 40 words, 2 from 40);
-    people give 1 below 30 words, 2 from 30 and 3 from 45: the judge is stingy with the top."""
+    people give 1 below 40 words, 2 at 40-41 and 3 from 42: the judge is stingy with the top."""
     from rubriclab.testing.simulated import words
 
     data, _ = alignment_demo()
@@ -355,7 +403,7 @@ def _levels_case(shuffle: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame
     for i, text in enumerate(data.response):
         n = len(words(text))
         refund = "yes" if "refund" in text.lower() else "no"
-        values.append([(i, "detail", 1 if n < 30 else 2 if n < 45 else 3), (i, "refund", refund)])
+        values.append([(i, "detail", 1 if n < 40 else 2 if n < 42 else 3), (i, "refund", refund)])
     labels = pd.DataFrame(
         [
             {"row": r, "metric": "support", "criterion": c, "value": v, "reviewer": "ana"}

@@ -119,6 +119,13 @@ class Alignment:
     def __repr__(self) -> str:
         return f"Alignment({self.summary})"
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Shown at the end of a cell as the ``AlignmentView`` (through the results layer's
+        one presentation hook: this layer never imports the views)."""
+        from ..result import presentation
+
+        return dict(presentation().alignment_mimebundle(self))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "metric": self.metric.name,
