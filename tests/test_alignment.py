@@ -114,7 +114,8 @@ def test_the_gain_test_keeps_its_false_positive_rate_on_shuffled_labels() -> Non
     """Arithmetic only (no judge): people's labels shuffled, the judge before is the simulated
     judge's length rule and after a judge that says YES to everything on one criterion (kappa
     exactly 0: the case that made the bootstrap interval alone claim gains about 6% of the time).
-    Over 200 shuffles at most 2.5% (+ sampling slack) may be called reliable."""
+    Over 300 shuffles at most 12 may be called reliable (the 95th percentile of 300 tries at
+    2.5%); the interval alone claimed 17."""
     from rubriclab.alignment.measure import gain
     from rubriclab.testing.simulated import words
 
@@ -123,9 +124,9 @@ def test_the_gain_test_keeps_its_false_positive_rate_on_shuffled_labels() -> Non
     truth = people_labels(labels, "support", vague, 120, pairwise=False).values
     rows = sorted(truth)
     claimed = 0
-    for s in range(200):
-        other = np.random.default_rng(1000 + s).permutation(rows)
-        shuffled = {r: truth[int(o)] for r, o in zip(rows, other, strict=True)}
+    for s in range(300):
+        to = np.random.default_rng(1000 + s).permutation(rows)  # row r's labels go to row to[r]
+        shuffled = {int(t): truth[r] for r, t in zip(rows, to, strict=True)}
         _, _, test = split_rows(rows, s, (0.4, 0.3, 0.3))
         before, after = {}, {}
         for r in test:
@@ -133,7 +134,7 @@ def test_the_gain_test_keeps_its_false_positive_rate_on_shuffled_labels() -> Non
             before[r] = {"detail": y, "refund": y, "tone": y, "overall": "pass" if y else "fail"}
             after[r] = {**before[r], "detail": 1, "overall": "pass"}
         claimed += gain(shuffled, before, after, test, n_boot=1_000).reliable
-    assert claimed <= 8, f"{claimed} of 200 shuffles claimed a reliable gain"
+    assert claimed <= 12, f"{claimed} of 300 shuffles claimed a reliable gain"
 
 
 def test_a_gain_the_swap_test_doubts_is_not_called_reliable() -> None:
