@@ -480,3 +480,14 @@ def test_bad_level_cuts_are_one_line_errors(cuts: dict[str, Any], message: str) 
         rl.metrics.RubricMetric(rubric=rubric, name="support", level_cuts=cuts)
     with pytest.raises(ValueError, match="level_cuts are for pointwise metrics"):
         rl.metrics.PairwiseRubricMetric(rubric=rubric, name="p", level_cuts={"detail": [2, 3]})
+
+
+def test_a_streamed_run_with_other_cut_points_is_not_resumed_as_the_same_run() -> None:
+    from rubriclab.evaluation.stream import _fingerprint
+
+    _, _, rubric = _levels_case()
+    plain = rl.metrics.RubricMetric(rubric=rubric, name="support")
+    cut = plain.with_options(level_cuts={"detail": [2, 2]})
+    other = plain.with_options(level_cuts={"detail": [1.5, 3]})
+    prints = {_fingerprint([m], None, "x.csv", 100) for m in (plain, cut, other)}
+    assert len(prints) == 3
