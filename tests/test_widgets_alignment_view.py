@@ -70,3 +70,24 @@ def test_word_diff_marks_words_removed_and_added() -> None:
 def test_the_view_refuses_anything_but_an_alignment() -> None:
     with pytest.raises(ValueError, match=r"shows what rl\.align"):
         rl.AlignmentView("nope")  # type: ignore[arg-type]
+
+
+def test_each_criterion_shows_its_kappa_gain_with_its_interval() -> None:
+    per = {"detail": {"kappa": 0.7, "low": 0.3, "high": 0.95}}
+    al = _alignment(Gain(0.7, (0.4, 0.9), 0.4, (0.2, 0.6), 0.001, per), [])
+    page = rl.AlignmentView(al).to_html()
+    assert "kappa gain [95%]" in page
+    assert "+0.70 [+0.30, +0.95]" in page  # the criterion's own interval
+    assert "+0.70 [+0.40, +0.90]" in page  # all criteria
+    assert "+0.70 [+0.30, +0.95]" in repr(rl.AlignmentView(al))
+
+
+def test_an_alignment_displays_itself_through_the_presentation_hook() -> None:
+    hostile = "<script>alert(1)</script> at least 20 words?"
+    change = Change("cut_points", "detail", "judge 1→1, 2→2", hostile, True, 0.9, 0.8)
+    al = _alignment(Gain(0.7, (0.4, 0.9), 0.4, (0.2, 0.6), 0.001), [change])
+    bundle = al._repr_mimebundle_()
+    assert bundle["text/html"] == rl.AlignmentView(al).to_html()
+    assert "<script>" not in bundle["text/html"] and "&lt;script&gt;" in bundle["text/html"]
+    assert "cut points · detail" in bundle["text/plain"]
+    assert bundle["text/plain"].startswith(al.summary)

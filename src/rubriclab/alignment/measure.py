@@ -53,21 +53,38 @@ class Gain:
     kappa_interval: tuple[float, float]
     exact: float
     exact_interval: tuple[float, float]
+    #: one-sided p-value of the paired swap test (before and after swapped within rows)
+    p_value: float = math.nan
+    #: per criterion: its own kappa gain and 95% interval (``kappa``, ``low``, ``high``), from
+    #: the same resampled rows as the headline
+    per_criterion: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def reliable(self) -> bool:
-        """The kappa interval lies wholly above 0."""
+        """The kappa interval lies wholly above 0 and the paired swap test agrees (p < 0.025).
+
+        The bootstrap interval alone is too narrow on a few dozen test rows: on labels shuffled
+        at random it excluded 0 upwards about 6% of the time where 2.5% was meant. The swap
+        test is exact under "before and after are the same judge", so the two together keep a
+        false "reliable gain" at or below 2.5% (tests/test_alignment.py measures it)."""
         low = self.kappa_interval[0]
-        return not math.isnan(low) and low > 0
+        if math.isnan(low) or low <= 0:
+            return False
+        return math.isnan(self.p_value) or self.p_value < 0.025
 
     @property
     def words(self) -> str:
         lo, hi = self.kappa_interval
         span = f"kappa {self.kappa:+.2f} (95% interval {lo:+.2f} to {hi:+.2f})"
+        test = "" if math.isnan(self.p_value) else f", paired swap test p = {self.p_value:.3f}"
         if self.reliable:
-            return f"reliable gain: {span}"
+            return f"reliable gain: {span}{test}"
         if not math.isnan(hi) and hi < 0:
             return f"no reliable gain: agreement fell, {span}"
+        if not math.isnan(lo) and lo > 0:
+            return (
+                f"no reliable gain: {span}, but the paired swap test gives p = {self.p_value:.3f}"
+            )
         return f"no reliable gain: {span}, the interval holds 0"
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,7 +93,9 @@ class Gain:
             "kappa_interval": list(self.kappa_interval),
             "exact": self.exact,
             "exact_interval": list(self.exact_interval),
+            "p_value": self.p_value,
             "reliable": self.reliable,
+            "per_criterion": self.per_criterion,
         }
 
 
@@ -158,24 +177,47 @@ def gain(
     n = len(rows)
     weights = rng.multinomial(n, np.full(n, 1 / n), size=n_boot).astype(np.float64)
     names = sorted({name for r in rows for name in people.get(r, {})})
-    whole_b, whole_a, boot_b, boot_a = [], [], [], []
+    flips = np.random.default_rng(seed + 1).integers(0, 2, size=(n_boot, n)).astype(np.float64)
+    whole_b, whole_a, boot_b, boot_a, swap_b, swap_a = [], [], [], [], [], []
     for name in names:  # per criterion: its own table, the same resampled rows
         cb, ca = _tables(people, before, after, rows, name)
         whole_b.append(_kappa_of(cb.sum(axis=0)))
         whole_a.append(_kappa_of(ca.sum(axis=0)))
         boot_b.append(_kappas(np.tensordot(weights, cb, axes=1)))
         boot_a.append(_kappas(np.tensordot(weights, ca, axes=1)))
+        # the swap test: each row's before and after exchanged at random
+        swapped_a = np.tensordot(flips, cb, axes=1) + np.tensordot(1 - flips, ca, axes=1)
+        swapped_b = np.tensordot(flips, ca, axes=1) + np.tensordot(1 - flips, cb, axes=1)
+        swap_a.append(_kappas(swapped_a))
+        swap_b.append(_kappas(swapped_b))
     kappa = _mean_kappa(whole_a) - _mean_kappa(whole_b)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no defined kappa
         diff = np.nanmean(np.stack(boot_a), axis=0) - np.nanmean(np.stack(boot_b), axis=0)
+        null = np.nanmean(np.stack(swap_a), axis=0) - np.nanmean(np.stack(swap_b), axis=0)
+    null = null[~np.isnan(null)]
+    p_value = (
+        float((1 + np.sum(null >= kappa - 1e-12)) / (1 + len(null)))
+        if len(null) and not math.isnan(kappa)
+        else math.nan
+    )
+    per: dict[str, dict[str, float]] = {}
+    for i, name in enumerate(names):
+        own = boot_a[i] - boot_b[i]
+        own = own[~np.isnan(own)]
+        low_c, high_c = (
+            (float(np.quantile(own, 0.025)), float(np.quantile(own, 0.975)))
+            if len(own)
+            else (math.nan, math.nan)
+        )
+        per[name] = {"kappa": whole_a[i] - whole_b[i], "low": low_c, "high": high_c}
     diff = diff[~np.isnan(diff)]
     if len(diff) == 0:
         kappa_interval = (math.nan, math.nan)
     else:
         low, high = np.quantile(diff, [0.025, 0.975])
         kappa_interval = (float(low), float(high))
-    return Gain(float(kappa), kappa_interval, exact, exact_interval)
+    return Gain(float(kappa), kappa_interval, exact, exact_interval, p_value, per)
 
 
 def _tables(

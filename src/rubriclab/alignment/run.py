@@ -8,7 +8,10 @@ methods, each choosing on training/validation rows only:
    wording on the validation rows;
 2. few-shot examples: training rows (stratified by people's labels, disagreements first) are
    tried one at a time and kept greedily while they raise exact agreement on validation rows;
-3. the pass mark: the one that best matches people's overall pass/fail on answers already paid
+3. cut points (criteria with levels): the monotone reading of the judge's levels onto people's
+   that best matches people on answers already paid for (``metrics.cuts``), kept only if it
+   also does no worse on the validation rows: no new calls;
+4. the pass mark: the one that best matches people's overall pass/fail on answers already paid
    for (the final wording's training answers, else its validation answers): no new calls.
 
 Only then are the test rows judged, with the original and the aligned metric: ``before`` and
@@ -34,17 +37,19 @@ from ..evaluation import aevaluate
 from ..fewshot import Example
 from ..judges import Judge, get_judge
 from ..judges.sync import run_sync
+from ..metrics.cuts import Cuts, as_cuts, check_cuts, identity_cuts, read_level
 from ..metrics.pairwise import PairwiseRubricMetric
 from ..metrics.rubric import RubricMetric
 from ..rubric import Criterion, Rubric
 from ..scoring import score
+from .cutpoints import best_cuts, describe_cuts
 from .labels import People, people_labels
 from .measure import AlignFigures, Gain, figures, gain
 from .rewrite import propose, wording
 
 __all__ = ["METHODS", "Alignment", "Change", "align"]
 
-METHODS = ("rewrite", "examples", "pass_mark")
+METHODS = ("rewrite", "examples", "cut_points", "pass_mark")
 Answers = dict[int, dict[str, Any]]
 
 
@@ -52,7 +57,7 @@ Answers = dict[int, dict[str, Any]]
 class Change:
     """One change tried: what it was, its figures where it was judged, and whether it stayed."""
 
-    kind: str  # "rewrite" | "example" | "pass_mark"
+    kind: str  # "rewrite" | "example" | "cut_points" | "pass_mark"
     criterion: str | None
     before: str
     after: str
@@ -113,6 +118,13 @@ class Alignment:
 
     def __repr__(self) -> str:
         return f"Alignment({self.summary})"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Shown at the end of a cell as the ``AlignmentView`` (through the results layer's
+        one presentation hook: this layer never imports the views)."""
+        from ..result import presentation
+
+        return dict(presentation().alignment_mimebundle(self))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,7 +193,10 @@ class _Runner:
         self.bar: Any = None
 
     def metric_for(self, v: _Variant) -> RubricMetric:
-        return self.metric.with_options(rubric=v.rubric, examples=v.examples, judge=None)
+        # the judge's own levels: cut points are read afterwards, from answers already paid for
+        return self.metric.with_options(
+            rubric=v.rubric, examples=v.examples, judge=None, level_cuts=()
+        )
 
     def spent(self, calls: int) -> None:
         self.calls += calls
@@ -245,20 +260,35 @@ class _Runner:
             out["overall"] = "pass" if passed else "fail"
         return out, levels
 
-    def with_pass_mark(self, v: _Variant, pass_mark: float | None, rows: Sequence[int]) -> Answers:
-        """Answers already paid for under ``v``, ``overall`` re-read at ``pass_mark``."""
+    def reread(
+        self, v: _Variant, rows: Sequence[int], pass_mark: float | None, cuts: Cuts = ()
+    ) -> Answers:
+        """Answers already paid for under ``v``: levels read through ``cuts``, ``overall`` at
+        ``pass_mark`` (arithmetic, no calls)."""
         rubric = v.rubric.model_copy(update={"pass_mark": pass_mark})
         out: Answers = {}
         for r in rows:
             base = dict(self.answers[v.key][r])
             levels = self.levels[v.key].get(r)
             if levels is not None:
-                passed = score(rubric, levels).passed
+                read = read_levels(levels, cuts, rubric)
+                base.update(read)
+                passed = score(rubric, read).passed
                 base.pop("overall", None)
                 if passed is not None:
                     base["overall"] = "pass" if passed else "fail"
             out[r] = base
         return out
+
+
+def read_levels(levels: dict[str, int], cuts: Cuts, rubric: Rubric) -> dict[str, int]:
+    """The judge's levels read through ``cuts`` (criteria without cuts as they are)."""
+    table = dict(cuts)
+    by_name = {c.name: c for c in rubric.criteria}
+    return {
+        n: read_level(lv, table[n], by_name[n].scores) if n in table and n in by_name else lv
+        for n, lv in levels.items()
+    }
 
 
 def _ignore(part: pd.DataFrame) -> None:
@@ -343,6 +373,7 @@ def align(
     per_row = 2 if pairwise else metric.samples
     reserve = 2 * len(test) * per_row
     start = _Variant(metric.rubric, tuple(metric.examples))
+    start_cuts = as_cuts(metric.level_cuts, metric.name)
     runner = _Runner(metric, frame, the_judge, max_calls, reserve)
     if runner.cost(start, [*train, *val]) + reserve > max_calls:
         raise ValueError(
@@ -353,8 +384,8 @@ def align(
     current = start
     runner.bar = _bar(metric.name, max_calls, progress)
     try:
-        current, pass_mark = _choose(
-            runner, people, frame, start, train, val, opt, methods, k, pool, changes, pairwise
+        current, cuts, pass_mark = _choose(
+            runner, people, frame, start, start_cuts, train, val, opt, methods, k, pool, changes
         )
         # every choice is made: only now are the test rows judged
         before = runner.judge_rows(start, test, final=True)
@@ -363,9 +394,12 @@ def align(
         if runner.bar is not None:
             runner.bar.close()
     if not pairwise:
-        after = runner.with_pass_mark(current, pass_mark, test)
+        before = runner.reread(start, test, start.rubric.pass_mark, start_cuts)
+        after = runner.reread(current, test, pass_mark, cuts)
     aligned = current.rubric.model_copy(update={"pass_mark": pass_mark})
-    result_metric = metric.with_options(rubric=aligned, examples=current.examples)
+    result_metric = metric.with_options(
+        rubric=aligned, examples=current.examples, level_cuts=() if pairwise else cuts
+    )
     return Alignment(
         original=metric,
         metric=result_metric,
@@ -397,6 +431,7 @@ def _choose(
     people: People,
     frame: pd.DataFrame,
     start: _Variant,
+    start_cuts: Cuts,
     train: Sequence[int],
     val: Sequence[int],
     opt: Judge,
@@ -404,19 +439,24 @@ def _choose(
     k: int,
     pool: int,
     changes: list[Change],
-    pairwise: bool,
-) -> tuple[_Variant, float | None]:
-    """Every choice, on training and validation rows only: the wording, examples, pass mark."""
+) -> tuple[_Variant, Cuts, float | None]:
+    """Every choice, on training and validation rows only: the wording, examples, cut points,
+    pass mark."""
     current = start
     runner.judge_rows(current, [*train, *val])
     if "rewrite" in methods:
         current = _rewrites(runner, people, current, train, val, opt, changes)
     if "examples" in methods and k > 0:
         current = _examples(runner, people, frame, current, train, val, k, pool, changes)
+    cuts = _still_valid(start_cuts, current.rubric, runner.metric.name)
+    if runner.pairwise:
+        return current, (), start.rubric.pass_mark
+    if "cut_points" in methods:
+        cuts = _cut_points(runner, people, current, cuts, train, val, changes)
     pass_mark = start.rubric.pass_mark
-    if "pass_mark" in methods and not pairwise:
-        pass_mark = _pass_mark(runner, people, current, train, val, changes)
-    return current, pass_mark
+    if "pass_mark" in methods:
+        pass_mark = _pass_mark(runner, people, current, cuts, train, val, changes)
+    return current, cuts, pass_mark
 
 
 def _rewrites(
@@ -665,36 +705,131 @@ def _describe(ex: Example) -> str:
     return f"row {ex.row}: {text!r} ({levels})"
 
 
+def _still_valid(cuts: Cuts, rubric: Rubric, metric: str) -> Cuts:
+    """The metric's own cut points that still fit the (maybe rewritten) criteria."""
+    kept = []
+    for name, numbers in cuts:
+        try:
+            check_cuts(((name, numbers),), rubric, metric)
+        except ValueError:
+            continue
+        kept.append((name, numbers))
+    return tuple(kept)
+
+
+def _paid_rows(
+    runner: _Runner, v: _Variant, train: Sequence[int], val: Sequence[int]
+) -> tuple[list[int], str]:
+    """Rows with answers already paid for under ``v``: training ones, else validation ones."""
+    paid = runner.levels.get(v.key, {})
+    used = [r for r in train if r in paid and paid[r] is not None]
+    if used:
+        return used, "training"
+    return [r for r in val if r in paid and paid[r] is not None], "validation"
+
+
+def _cut_points(
+    runner: _Runner,
+    people: People,
+    current: _Variant,
+    cuts: Cuts,
+    train: Sequence[int],
+    val: Sequence[int],
+    changes: list[Change],
+) -> Cuts:
+    """Per criterion with levels: the cut points best matching people on paid-for answers."""
+    paid = runner.levels.get(current.key, {})
+    used, where = _paid_rows(runner, current, train, val)
+    check = [r for r in val if paid.get(r) is not None] if where == "training" else []
+    table = dict(cuts)
+    for criterion in current.rubric.criteria:
+        name, scores = criterion.name, criterion.scores
+        if criterion.is_yes_no:
+            continue
+
+        def pairs(rows: Sequence[int], name: str = name) -> list[tuple[int, int]]:
+            return [
+                (int((paid[r] or {})[name]), int(people.values[r][name]))
+                for r in rows
+                if name in (paid[r] or {}) and name in people.values.get(r, {})
+            ]
+
+        fit = pairs(used)
+        if not fit:
+            continue
+        base = table.get(name, identity_cuts(criterion))
+        new, matches = best_cuts(fit, scores)
+
+        def hits(ps: Sequence[tuple[int, int]], c: Sequence[float], s: list[int] = scores) -> int:
+            return sum(read_level(j, c, s) == p for j, p in ps)
+
+        base_hits = hits(fit, base)
+        held = pairs(check)
+        new_val = hits(held, new) / len(held) if held else None
+        base_val = hits(held, base) / len(held) if held else None
+        better = matches > base_hits
+        holds = new_val is None or base_val is None or new_val >= base_val
+        kept = better and holds and tuple(new) != tuple(base)
+        if tuple(new) == tuple(base):
+            note = f"the current reading is already the best on the {where} rows"
+        elif not better:
+            note = f"no better on the {where} rows"
+        elif not holds:
+            note = f"worse on the validation rows ({new_val:.0%} vs {base_val:.0%})"
+        else:
+            note = (
+                f"{criterion.name} agreement on the {where} rows' answers "
+                f"{base_hits / len(fit):.0%} -> {matches / len(fit):.0%} (no new calls)"
+            )
+        changes.append(
+            Change(
+                "cut_points",
+                name,
+                describe_cuts(base, scores),
+                describe_cuts(new, scores),
+                kept,
+                train=matches / len(fit) if where == "training" else None,
+                validation=new_val if where == "training" else matches / len(fit),
+                note=note,
+            )
+        )
+        if kept:
+            table[name] = tuple(new)
+    return as_cuts(table, runner.metric.name)
+
+
 def _pass_mark(
     runner: _Runner,
     people: People,
     current: _Variant,
+    cuts: Cuts,
     train: Sequence[int],
     val: Sequence[int],
     changes: list[Change],
 ) -> float | None:
     original = current.rubric.pass_mark
     paid = runner.levels.get(current.key, {})
-    used = [r for r in train if r in paid and paid[r] is not None]
-    where = "training"
-    if not used:
-        used = [r for r in val if r in paid and paid[r] is not None]
-        where = "validation"
+    used, where = _paid_rows(runner, current, train, val)
     used = [r for r in used if "overall" in people.values.get(r, {})]
     if not used:
         return original
-    scores = sorted({score(current.rubric, paid[r] or {}).value for r in used})
-    cuts = {original} if original is not None else set()
-    cuts |= {round((a + b) / 2, 6) for a, b in itertools.pairwise(scores)}
-    cuts |= {0.0, min(1.0, scores[-1] + 1e-6)}
+    scores = sorted(
+        {
+            score(current.rubric, read_levels(paid[r] or {}, cuts, current.rubric)).value
+            for r in used
+        }
+    )
+    marks = {original} if original is not None else set()
+    marks |= {round((a + b) / 2, 6) for a, b in itertools.pairwise(scores)}
+    marks |= {0.0, min(1.0, scores[-1] + 1e-6)}
 
     def agree(p: float | None) -> float:
-        got = runner.with_pass_mark(current, p, used)
+        got = runner.reread(current, used, p, cuts)
         return _agree(people, got, used, "overall")
 
     base = agree(original)
     best = max(
-        sorted(c for c in cuts if c is not None),
+        sorted(m for m in marks if m is not None),
         key=lambda p: (agree(p), -abs(p - (original or 0.0))),
     )
     new = agree(best)

@@ -699,6 +699,9 @@ def _fingerprint(
         examples = getattr(m, "examples", None)
         if examples:  # named only when given: runs without keep their fingerprint
             described[-1]["examples"] = [e.to_dict() for e in examples]
+        cuts = getattr(m, "level_cuts", None)
+        if cuts:  # the same answers score differently through other cut points
+            described[-1]["level_cuts"] = [[name, list(c)] for name, c in dict(cuts).items()]
     where = str(Path(source).resolve()) if isinstance(source, str | os.PathLike) else None
     spec, model = (judge.spec, judge.model) if judge is not None else (None, None)
     material: list[Any] = [described, spec, model, where, chunk_rows]

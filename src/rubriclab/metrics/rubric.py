@@ -8,7 +8,7 @@ metrics here cover the Vertex workflow people know; their pairwise twins are in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -22,6 +22,7 @@ from ..judges.base import CallTally
 from ..rubric import Rubric
 from ..templates import DEFAULT_RENDER_TIMEOUT, check_render_timeout
 from .base import Judged, Rows, judged
+from .cuts import Cuts, apply_cuts, as_cuts, check_cuts
 from .panel import critique_panel
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ class RubricMetric:
     them per criterion (``majority`` vote, lower ``median`` level, or ``mean``); each judge's
     verdicts stay in the table (``{name}/judges``). ``examples=[Example(...), ...]`` (or dicts)
     are cases people judged, shown to the judge in a fixed block before each prompt
-    (``fewshot``).
+    (``fewshot``). ``level_cuts={"criterion": [c1, c2, ...]}`` reads a scored criterion's judge
+    level onto people's scale before scoring (``cuts``; ``rl.align`` chooses them).
     """
 
     name: str = "rubric"
@@ -71,6 +73,7 @@ class RubricMetric:
     judges: tuple[Judge | str, ...] | None = None
     aggregate: Aggregate = "majority"
     examples: tuple[Example, ...] = ()
+    level_cuts: Cuts | Mapping[str, Sequence[float]] = ()
 
     kind: ClassVar[Literal["pointwise", "pairwise", "template"]] = "pointwise"
 
@@ -94,6 +97,13 @@ class RubricMetric:
         object.__setattr__(self, "examples", as_examples(self.examples, self.name))
         if self.examples and self.rubric is not None:
             check_examples(self.examples, self.rubric, self.name, pairwise=self.kind == "pairwise")
+        object.__setattr__(self, "level_cuts", as_cuts(self.level_cuts, self.name))
+        if self.level_cuts:
+            if self.kind != "pointwise":
+                raise ValueError(f"metric {self.name!r}: level_cuts are for pointwise metrics")
+            if self.rubric is None:
+                raise ValueError(f"metric {self.name!r}: level_cuts need a fixed rubric=")
+            check_cuts(as_cuts(self.level_cuts, self.name), self.rubric, self.name)
         if self.samples < 1:
             raise ValueError(f"metric {self.name!r}: samples must be at least 1")
         if self.reask < 0:
@@ -116,6 +126,8 @@ class RubricMetric:
         rubrics, missing, written, usage = await rubrics_for(self, rows.cases, rows.table, judge)
         used = [judge()] if usage else []
         outcomes, after, critics = await self._critique(rows, rubrics, missing, judge)
+        if self.level_cuts and self.kind == "pointwise":
+            apply_cuts(outcomes, self.rubric, as_cuts(self.level_cuts, self.name))
         return judged(
             self.name,
             outcomes,

@@ -145,6 +145,10 @@ class Presentation(Protocol):
         """The view of ``rl.calibrate(result)``'s figures (a ``CalibrationView``)."""
         ...
 
+    def alignment_mimebundle(self, alignment: Any) -> dict[str, Any]:
+        """An ``Alignment``'s plain text and static HTML (before/after, gain, changes)."""
+        ...
+
     def live_evaluate(
         self, run: Callable[[Callable[[Any], None]], Any], rows: int | None = None
     ) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 from ..alignment import Alignment
 from ._static.alignment import alignment_html, alignment_text
 
-__all__ = ["AlignmentView"]
+__all__ = ["AlignmentView", "alignment_mimebundle"]
 
 
 class AlignmentView:
@@ -34,3 +34,8 @@ class AlignmentView:
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
         return {"text/plain": alignment_text(self.alignment), "text/html": self.to_html()}
+
+
+def alignment_mimebundle(alignment: Alignment) -> dict[str, str]:
+    """What an ``Alignment`` shows at the end of a cell (through ``result.PRESENTATION``)."""
+    return AlignmentView(alignment)._repr_mimebundle_()

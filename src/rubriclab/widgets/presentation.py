@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .alignment_view import alignment_mimebundle
 from .arena_view import arena_mimebundle
 from .calibration_view import CalibrationView
 from .clusters_view import clusters_mimebundle
@@ -20,6 +21,7 @@ from .judge_card_view import judge_card_text_of as judge_card_text
 from .report import report_html
 
 __all__ = [
+    "alignment_mimebundle",
     "arena_mimebundle",
     "calibration_view",
     "clusters_mimebundle",

@@ -56,7 +56,16 @@ def _k(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{round(value, 2) + 0.0:.2f}"
 
 
-def _rows(al: Alignment) -> list[tuple[str, str, str, str, str, str]]:
+def _gain(g: dict[str, float] | None) -> str:
+    """A kappa gain with its 95% interval, ``+0.30 [+0.10, +0.50]``."""
+    if not g or g.get("kappa") is None or math.isnan(g["kappa"]):
+        return "—"
+    low, high = g.get("low", math.nan), g.get("high", math.nan)
+    span = "" if math.isnan(low) or math.isnan(high) else f" [{low:+.2f}, {high:+.2f}]"
+    return f"{round(g['kappa'], 2) + 0.0:+.2f}{span}"
+
+
+def _rows(al: Alignment) -> list[tuple[str, str, str, str, str, str, str]]:
     names = sorted(set(al.before.per_criterion) | set(al.after.per_criterion))
     names = [n for n in names if n != "overall"] + (["overall"] if "overall" in names else [])
     out = []
@@ -71,6 +80,7 @@ def _rows(al: Alignment) -> list[tuple[str, str, str, str, str, str]]:
                 _pct(a.get("exact")),
                 _k(b.get("kappa")),
                 _k(a.get("kappa")),
+                _gain(al.gain.per_criterion.get(n)),
             )
         )
     out.append(
@@ -81,15 +91,25 @@ def _rows(al: Alignment) -> list[tuple[str, str, str, str, str, str]]:
             _pct(al.after.exact),
             _k(al.before.kappa),
             _k(al.after.kappa),
+            _gain(
+                {
+                    "kappa": al.gain.kappa,
+                    "low": al.gain.kappa_interval[0],
+                    "high": al.gain.kappa_interval[1],
+                }
+            ),
         )
     )
     return out
 
 
 def _change_label(c: Change) -> str:
-    what = {"rewrite": "rewrite", "example": "example", "pass_mark": "pass mark"}.get(
-        c.kind, c.kind
-    )
+    what = {
+        "rewrite": "rewrite",
+        "example": "example",
+        "cut_points": "cut points",
+        "pass_mark": "pass mark",
+    }.get(c.kind, c.kind)
     return f"{what}{f' · {c.criterion}' if c.criterion else ''}"
 
 
@@ -103,9 +123,13 @@ def _figures(c: Change) -> str:
 
 
 def alignment_text(al: Alignment) -> str:
-    lines = [al.summary, "", "criterion  items  exact before -> after  kappa before -> after"]
-    for n, items, eb, ea, kb, ka in _rows(al):
-        lines.append(f"{n}  {items}  {eb} -> {ea}  {kb} -> {ka}")
+    lines = [
+        al.summary,
+        "",
+        "criterion  items  exact before -> after  kappa before -> after  kappa gain [95%]",
+    ]
+    for n, items, eb, ea, kb, ka, g in _rows(al):
+        lines.append(f"{n}  {items}  {eb} -> {ea}  {kb} -> {ka}  {g}")
     lines.append("")
     for c in al.changes:
         state = "kept" if c.kept else "rejected"
@@ -125,7 +149,11 @@ def _changes_html(changes: Sequence[Change]) -> str:
             if c.kept
             else f'<span style="color:{MUTED}">rejected</span>'
         )
-        body = _diff_html(c.before, c.after) if c.kind in ("rewrite", "pass_mark") else esc(c.after)
+        body = (
+            _diff_html(c.before, c.after)
+            if c.kind in ("rewrite", "cut_points", "pass_mark")
+            else esc(c.after)
+        )
         note = f'<div style="color:{MUTED}">{esc(c.note)}</div>' if c.note else ""
         figures = _figures(c)
         figs = f' <span style="color:{MUTED}">({esc(figures)})</span>' if figures else ""
@@ -149,6 +177,7 @@ def alignment_html(al: Alignment) -> str:
             "exact after",
             "kappa before",
             "kappa after",
+            "kappa gain [95%]",
         )
     )
     body = "".join(
