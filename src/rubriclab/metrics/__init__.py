@@ -4,12 +4,13 @@ One module per kind, each implementing the :class:`Metric` protocol (``base``): 
 (pointwise rubric metrics and the predefined ones), ``pairwise`` (candidate vs baseline, and
 the pairwise twins ``rl.metrics.pairwise.TEXT_QUALITY`` ...), ``template`` (a user-written
 judge prompt, e.g. over agent traces), ``computation`` (exact match, ROUGE, BLEU against a
-reference) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
+reference), ``panel`` (several judges per rubric metric, ``judges=[...]``) and ``rag``
+(faithfulness, answer relevance, context relevance / precision / recall over a ``context``).
 """
 
 from __future__ import annotations
 
-from . import pairwise
+from . import pairwise, rag
 from .base import Judged, Metric, Rows
 from .computation import (
     COMPUTATION,
@@ -22,6 +23,15 @@ from .computation import (
     rouge_l_sum,
 )
 from .pairwise import PairwiseRubricMetric
+from .rag import (
+    ANSWER_RELEVANCE,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL,
+    CONTEXT_RELEVANCE,
+    FAITHFULNESS,
+    RAG,
+    RagMetric,
+)
 from .rubric import (
     GENERAL_QUALITY,
     GENERATORS,
@@ -34,18 +44,25 @@ from .rubric import (
 from .template import OUTPUT_FORMAT_INSTRUCTION, TemplateMetric
 
 __all__ = [
+    "ANSWER_RELEVANCE",
     "COMPUTATION",
+    "CONTEXT_PRECISION",
+    "CONTEXT_RECALL",
+    "CONTEXT_RELEVANCE",
+    "FAITHFULNESS",
     "GENERAL_QUALITY",
     "GENERATORS",
     "INSTRUCTION_FOLLOWING",
     "MULTIMODAL_UNDERSTANDING",
     "OUTPUT_FORMAT_INSTRUCTION",
     "PREDEFINED",
+    "RAG",
     "TEXT_QUALITY",
     "ComputationMetric",
     "Judged",
     "Metric",
     "PairwiseRubricMetric",
+    "RagMetric",
     "Rows",
     "RubricGenerator",
     "RubricMetric",
@@ -55,6 +72,7 @@ __all__ = [
     "exact_match",
     "json_match",
     "pairwise",
+    "rag",
     "rouge_1",
     "rouge_l",
     "rouge_l_sum",

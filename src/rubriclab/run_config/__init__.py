@@ -193,6 +193,8 @@ class MetricConfig(BaseModel):
         where = f"metrics[{index}]"
         if self.use is not None and self.use in COMPUTATION:
             return self._computation(COMPUTATION[self.use], where)
+        if self.use is not None and self.use in metrics.RAG:
+            return self._rag(metrics.RAG[self.use], where)
         if self.reference is not None:
             raise ConfigError(
                 f"{where}.reference: only computation metrics ({', '.join(COMPUTATION)}) "
@@ -227,6 +229,31 @@ class MetricConfig(BaseModel):
         ):
             raise ConfigError(f"{where}.judges: a panel judges pointwise rubric metrics only")
         return metric.with_options(judges=panel, aggregate=self.aggregate or "majority")
+
+    def _rag(self, found: Any, where: str) -> Any:
+        """A RAG metric: judged with its own prompt over the context column, no rubric."""
+        wrong = [
+            key
+            for key, given in {
+                "rubric": self.rubric is not None,
+                "rubric_column": self.rubric_column is not None,
+                "template": self.template is not None,
+                "pairwise": self.pairwise,
+                "baseline": self.baseline is not None,
+                "samples": self.samples != 1,
+                "judges": self.judges is not None,
+                "aggregate": self.aggregate is not None,
+                "reference": self.reference is not None,
+            }.items()
+            if given
+        ]
+        if wrong:
+            raise ConfigError(
+                f"{where}: {self.use} judges the context column with its own prompt, so "
+                + ", ".join(f"{where}.{k}" for k in wrong)
+                + " does not apply; keep 'use' and 'name'"
+            )
+        return found.with_options(name=self.name) if self.name is not None else found
 
     def _computation(self, found: Any, where: str) -> Any:
         """A computation metric: no judge, so judge-only keys are mistakes worth naming."""
@@ -276,7 +303,7 @@ class MetricConfig(BaseModel):
             try:
                 found = metrics.by_name(self.use)
             except KeyError:
-                known = [*metrics.PREDEFINED, *COMPUTATION]
+                known = [*metrics.PREDEFINED, *COMPUTATION, *metrics.RAG]
                 hint = did_you_mean(self.use, known)
                 raise ConfigError(
                     f"{where}.use: no predefined metric {self.use!r}{hint}; choose one of: "
