@@ -246,7 +246,7 @@ def test_the_drill_down_shows_each_claim_and_its_evidence_as_text(
     assert "<b>cash</b>" not in html
     assert "UNSUPPORTED" in html
     html0 = rl.Explanation(result, 0)._repr_mimebundle_()[0]["text/html"]
-    assert "Shipping is free on orders over $50" in html0
+    assert 'italic;">Shipping is free on orders over $50</div>' in html0  # the quoted evidence
 
 
 def test_context_passages_reads_lists_and_text() -> None:
@@ -281,3 +281,5 @@ def test_the_offline_mock_answers_by_word_overlap_and_says_it_is_a_mock() -> Non
     assert t["faithfulness/score"].tolist() == [1.0, 0.5]  # "paid in cash" is in no passage
     claims = t.loc[1, "faithfulness/criteria"]
     assert all(c["reasoning"].startswith("(mock)") for c in claims)
+    wrong = rl.evaluate(DATA.iloc[[2]], [rl.metrics.FAITHFULNESS], judge="mock").table
+    assert wrong["faithfulness/score"].tolist() == [0.0]  # "90 days": a number no passage says

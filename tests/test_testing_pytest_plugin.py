@@ -100,7 +100,8 @@ def test_three_rubric_tests_one_failing(pytester: pytest.Pytester, server: FakeJ
     assert _error_lines(run) == [
         "AssertionError: rubric check failed: 1 of 1 judged row(s) failed",
         "row 0 [refund]: score 0.50, verdict fail (score below pass mark)",
-        "failing criterion 'q1': NO; evidence: You have 14 days, thanks.; "
+        "failing criterion 'q1' (Does the response give the refund window of 30 days?): NO; "
+        "evidence: You have 14 days, thanks.; "
         "reason: gives another window",
         "judge's rationale: the window is wrong",
     ]  # the polite criterion (q2) passed, so it is not listed
@@ -108,7 +109,7 @@ def test_three_rubric_tests_one_failing(pytester: pytest.Pytester, server: FakeJ
     # the session's summary: every judged case, the failure, and the shared cache at work
     summary = out.split("rubriclab: rubric checks =")[1].splitlines()[1:5]
     assert summary == [
-        f"4 case(s) judged in 3 test(s) by url 'fake' at {server.url} (no key)",
+        f"4 case(s) judged in 3 test(s) by Judge({server.url!r}, model='fake')",
         "judge calls: 3 made, 1 answered from the session's cache",
         "  refund: 4 judged, 1 failed, mean score 0.88",
         "  FAILED test_refunds.py::test_wrong_window [refund, row 0]: score 0.50, "
@@ -142,7 +143,7 @@ def test_low_bar_for_a_high_for_b():
     assert errors[:3] == [
         "AssertionError: rubric check failed: 1 of 2 judged row(s) failed",
         "row 0 [b]: score 0.50 below threshold 0.75",
-        "failing criterion 'q2': NO; evidence: 30 days.; reason: no thanks",
+        "failing criterion 'q2' (Is it polite?): NO; evidence: 30 days.; reason: no thanks",
     ]
     assert not any("[a]" in line for line in errors)
 

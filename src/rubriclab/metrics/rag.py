@@ -530,6 +530,8 @@ def _best(sentence: str, passages: Sequence[str]) -> tuple[int, str, float]:
         for part in re.split(r"(?<=[.!?])\s+", passage):
             have = _words(part)
             share = len(want & have) / len(want) if want else 0.0
+            if any(w[0].isdigit() and w not in have for w in want):
+                share = 0.0  # a number the passage does not say is not supported by it
             if share > best[2]:
                 best = (i, part.strip(), share)
     return best
@@ -575,7 +577,9 @@ def _mock_rag(messages: Sequence[Mapping[str, Any]], sample: int) -> str | None:
         items.append(
             {
                 ("claim" if kind == "claims" else "statement"): sentence,
-                "reasoning": f"(mock) {share:.0%} of its words are in passage {at}",
+                "reasoning": f"(mock) {share:.0%} of its words are in passage {at}"
+                if at
+                else "(mock) no passage shares its words",
                 "passage": at if good else 0,
                 "evidence": quote if good else "",
                 "verdict": yes if good else no,

@@ -87,7 +87,7 @@ class RubricSession:
         tests = len({j.test for j in self.judgements})
         lines = [f"{len(self.judgements)} case(s) judged in {tests} test(s)"]
         if self._judge is not None:
-            lines[0] += f" by {self._judge.describe().split(';')[0]}"
+            lines[0] += f" by {self._judge!r}"  # spec and model; never the key
         lines.append(
             f"judge calls: {self.calls} made, {self.cached} answered from the session's cache"
         )
@@ -315,12 +315,14 @@ def _failing_criteria(cell: Any, rubric: Rubric | None) -> list[str]:
         if crit is not None and isinstance(level, int):
             top = crit.max_score if crit.weight >= 0 else crit.min_score
             failing = failing or level != top
-        elif str(entry.get("label", "")).upper() == "NO":
-            failing = True
+        elif str(entry.get("label", "")).upper() == "NO" or level == 0:
+            failing = True  # no rubric to read the top level from: a NO, or level 0 (RAG items)
         if not failing:
             continue
         label = _text(entry.get("label")) or str(level)
-        head = f"{name!r}: {label}"
+        question = _text(entry.get("question"))
+        asked = f" ({_cut(question)})" if question and question != name else ""
+        head = f"{name!r}{asked}: {label}"
         if entry.get("passed_critical") is False:
             head += f" (critical: needs level {entry.get('critical')})"
         parts = [head]
