@@ -283,3 +283,14 @@ def test_the_offline_mock_answers_by_word_overlap_and_says_it_is_a_mock() -> Non
     assert all(c["reasoning"].startswith("(mock)") for c in claims)
     wrong = rl.evaluate(DATA.iloc[[2]], [rl.metrics.FAITHFULNESS], judge="mock").table
     assert wrong["faithfulness/score"].tolist() == [0.0]  # "90 days": a number no passage says
+
+
+def test_a_quote_is_found_whatever_its_case_spacing_and_elisions_but_never_invented() -> None:
+    from rubriclab.metrics.rag import _find_quote
+
+    passages = ["Our stores open at 9am.", "Refunds are available within 30 days of purchase."]
+    assert _find_quote("refunds are  AVAILABLE within 30 days", passages, 0) == 2
+    assert _find_quote("Refunds are available ... of purchase", passages, 1) == 2
+    assert _find_quote("of purchase ... Refunds are available", passages, 2) is None  # order
+    assert _find_quote("Refunds are available within 90 days", passages, 2) is None
+    assert _find_quote("...", passages, 2) is None

@@ -423,16 +423,25 @@ def _norm(text: str) -> str:
 
 
 def _find_quote(evidence: str, passages: Sequence[str], hint: int) -> int | None:
-    """The passage (1-based) holding the quote, the judge's own first; None when none does."""
-    quote = _norm(evidence)
-    if not quote:
+    """The passage (1-based) holding the quote, the judge's own first; None when none does.
+    A quote elided with "..." counts when each of its parts is in the passage, in order."""
+    parts = [_norm(p) for p in re.split(r"\.\.\.|…", evidence)]
+    parts = [p for p in parts if p]
+    if not parts:
         return None
     order = list(range(1, len(passages) + 1))
     if 0 < hint <= len(passages):
         order.remove(hint)
         order.insert(0, hint)
     for i in order:
-        if quote in _norm(passages[i - 1]):
+        text = _norm(passages[i - 1])
+        at = 0
+        for part in parts:
+            found = text.find(part, at)
+            if found < 0:
+                break
+            at = found + len(part)
+        else:
             return i
     return None
 
