@@ -110,8 +110,10 @@ def test_two_runs_are_compared_case_by_case(
     data = json.loads(config.read_text())
     data["prompts"] = {"terse": data["prompts"]["terse"]}
     config.write_text(json.dumps(data))
-    assert main(["run", str(config)]) == 0
+    assert main(["run", str(config), "--junit", str(tmp_path / "junit.xml")]) == 0
     text = (tmp_path / "results" / "comparison.txt").read_text()
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "terse__gen-a" in junit and "terse__gen-b" in junit  # one suite per run
     assert "terse__gen-a" in text and "terse__gen-b" in text
     assert not (tmp_path / "results" / "arena.json").exists()
 

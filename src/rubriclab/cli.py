@@ -561,6 +561,10 @@ def _run_matrix(
         for errors in result.row_errors():
             for line in errors.lines():
                 print(f"rubriclab run: {name}: {line}", file=sys.stderr)
+    if args.junit:
+        from .result.junit import write_junit
+
+        written.append(write_junit(run.results, args.junit, prompt_column=run.prompt_column))
     board = leaderboard(run)
     print("\n" + board.to_string(index=False), file=sys.stdout)
     from .files import atomic_write_text
