@@ -162,7 +162,35 @@ def _parser() -> argparse.ArgumentParser:
         help="let the config send its api_key_env key to HOST (host or host:port) although "
         "that key's provider does not live there (repeatable; only for hosts you trust)",
     )
+    run.add_argument(
+        "--model-fn",
+        action="append",
+        default=[],
+        metavar="NAME=MODULE:FUNCTION",
+        help="also generate with your Python function prompt -> text, named NAME (a config "
+        "never names code: only this flag does; repeatable)",
+    )
     _fail_under(run)
+
+    arena = sub.add_parser(
+        "arena",
+        help="rank candidates (response columns, or the config's models x prompts) with "
+        "Bradley-Terry and intervals",
+        description="Judge every pair of candidates in both orders with a pairwise metric and "
+        "rank them (Bradley-Terry, ties half, bootstrap intervals over cases). Candidates are "
+        "the config's 'candidates:' (response columns of its data) or its 'models:' x "
+        "'prompts:' runs. Writes arena.json and arena.html to the output folder.",
+    )
+    arena.add_argument("config", help="a YAML or JSON run config")
+    arena.add_argument("--judge", help="judge overriding the config's (as for run)")
+    arena.add_argument("--model", help="the model name for a base-URL --judge")
+    arena.add_argument("--output", "-o", help="folder overriding the config's 'output'")
+    arena.add_argument("--pairs-per-case", type=int, help="comparisons per case (default: all)")
+    arena.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples")
+    arena.add_argument("--allow-outside", action="store_true", help="as for run")
+    arena.add_argument("--allow-env", action="append", default=[], metavar="NAME")
+    arena.add_argument("--allow-key-for", action="append", default=[], metavar="HOST")
+    arena.add_argument("--model-fn", action="append", default=[], metavar="NAME=MODULE:FUNCTION")
 
     report = sub.add_parser(
         "report",
@@ -327,6 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "run":
             return _run(args)
+        if args.command == "arena":
+            return _arena(args)
         if args.command == "report":
             return _report(
                 args.results,
@@ -458,6 +488,8 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise ConfigError(f"{args.config}: {exc}") from None
     out_dir = Path(args.output) if args.output else config.output_dir()
+    if config.models or config.prompts or args.model_fn:
+        return _run_matrix(args, config, judge, metrics, out_dir)
     name = config.title or data.stem
     print(f"rubriclab run: {data} with {', '.join(m.name for m in metrics)}", file=sys.stderr)
     # streamed chunk by chunk into results.jsonl: bounded memory, and a killed run resumes
@@ -509,6 +541,139 @@ def _run(args: argparse.Namespace) -> int:
         )
         return EXIT_UNSCORED
     return code
+
+
+def _run_matrix(
+    args: argparse.Namespace, config: Any, judge: Judge | None, metrics: list[Any], out: Path
+) -> int:
+    """``prompts:`` x ``models:``: one run per combination, its results in ``out/NAME/``;
+    then the leaderboard, and a comparison (two runs) or the arena (more)."""
+    from .run_config import ConfigError
+    from .run_config.matrix import leaderboard, load_model_fn, run_matrix
+
+    fns = [load_model_fn(text) for text in args.model_fn]
+    try:
+        run = run_matrix(config, metrics, judge, out, fns)
+    except ConfigError as exc:
+        raise ConfigError(f"{args.config}: {exc}") from None
+    print(f"rubriclab run: {len(run.results)} runs ({', '.join(run.results)})", file=sys.stderr)
+    written: list[Path] = []
+    for name, result in run.results.items():
+        result.meta.update(config=str(args.config))
+        written += _write_results(result, out / name, name)
+        _print_summary(name, result, sys.stdout)
+        for errors in result.row_errors():
+            for line in errors.lines():
+                print(f"rubriclab run: {name}: {line}", file=sys.stderr)
+    if args.junit:
+        from .result.junit import write_junit
+
+        written.append(write_junit(run.results, args.junit, prompt_column=run.prompt_column))
+    board = leaderboard(run)
+    print("\n" + board.to_string(index=False), file=sys.stdout)
+    from .files import atomic_write_text
+
+    path = out / "leaderboard.json"
+    atomic_write_text(path, json.dumps(to_plain(board.to_dict("records")), indent=2) + "\n")
+    written.append(path)
+    names = list(run.results)
+    if len(names) == 2:
+        from .comparison import compare
+
+        comparison = compare(
+            run.results[names[0]], run.results[names[1]], names=(names[0], names[1])
+        )
+        text = comparison.summary_text()
+        print("\n" + text, file=sys.stdout)
+        path = out / "comparison.txt"
+        atomic_write_text(path, text + "\n")
+        written.append(path)
+    elif len(names) > 2:
+        written += _arena_outputs(_matrix_arena(run, config), out)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
+    threshold = args.fail_under if args.fail_under is not None else config.fail_under
+    return _gate(run.results, threshold)
+
+
+def _matrix_arena(run: Any, config: Any, **options: Any) -> Any:
+    """The arena over a matrix's runs, judged by the judge (and cache) the runs used."""
+    from .ranking import arena
+    from .run_config.matrix import arena_frame, arena_metric
+
+    frame, names = arena_frame(run)
+    return arena(frame, names, arena_metric(config), judge=run.judge, **options)
+
+
+def _arena_outputs(board: Any, out: Path) -> list[Path]:
+    from .files import atomic_write_text
+    from .result import presentation
+
+    print("\n" + board.summary_text(), file=sys.stdout)
+    json_path = out / "arena.json"
+    atomic_write_text(
+        json_path,
+        json.dumps(
+            to_plain(
+                {"ranking": board.ranking.to_dict("records"), "matrix": board.matrix.to_dict()}
+            ),
+            indent=2,
+        )
+        + "\n",
+    )
+    html_path = out / "arena.html"
+    page = presentation().arena_mimebundle(board)["text/html"]
+    atomic_write_text(
+        html_path, f"<!doctype html><meta charset='utf-8'><title>rubriclab arena</title>{page}\n"
+    )
+    return [json_path, html_path]
+
+
+def _arena(args: argparse.Namespace) -> int:
+    """``rubriclab arena CONFIG``: rank response columns, or the config's models x prompts."""
+    from .data import to_frame
+    from .ranking import arena
+    from .run_config import ConfigError, load_config
+    from .run_config.matrix import arena_metric, default_cache, load_model_fn, run_matrix
+
+    config = load_config(
+        args.config,
+        allow_outside=args.allow_outside,
+        allow_env=args.allow_env,
+        allow_key_for=args.allow_key_for,
+    )
+    out = Path(args.output) if args.output else config.output_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    options = {"pairs_per_case": args.pairs_per_case, "n_boot": args.n_boot}
+    try:
+        judge = _run_judge(config, args.judge, args.model)
+        if config.judge is None or config.judge.cache is None:
+            from .judges import get_judge
+
+            judge = (judge or get_judge()).with_cache(default_cache(out))
+        metric = arena_metric(config)
+        if config.candidates:
+            if config.models or config.prompts or args.model_fn:
+                raise ConfigError(
+                    "candidates: rank either the data's response columns (candidates:) or "
+                    "the runs of models: x prompts:, not both"
+                )
+            data = to_frame(str(config.data_path()))
+            mapping = dict(config.mapping or {})
+            if mapping:
+                data = data.rename(columns={v: k for k, v in mapping.items()})
+            board = arena(data, config.candidates, metric, judge=judge, **options)
+        else:
+            fns = [load_model_fn(text) for text in args.model_fn]
+            run = run_matrix(config, config.build_metrics(), judge, out, fns)
+            if len(run.results) < 2:
+                raise ConfigError("models: an arena needs at least two candidates")
+            board = _matrix_arena(run, config, **options)
+    except ConfigError as exc:
+        raise ConfigError(f"{args.config}: {exc}") from None
+    for path in _arena_outputs(board, out):
+        print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
 
 
 #: the folder, inside a results folder, a new run is streamed into while an earlier run's

@@ -4,12 +4,14 @@ One module per kind, each implementing the :class:`Metric` protocol (``base``): 
 (pointwise rubric metrics and the predefined ones), ``pairwise`` (candidate vs baseline, and
 the pairwise twins ``rl.metrics.pairwise.TEXT_QUALITY`` ...), ``template`` (a user-written
 judge prompt, e.g. over agent traces), ``computation`` (exact match, ROUGE, BLEU against a
-reference), ``trajectory`` (tool-call trajectories, Vertex's names) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
+reference), ``trajectory`` (tool-call trajectories, Vertex's names), ``panel`` (several judges
+per rubric metric, ``judges=[...]``) and ``rag`` (faithfulness, answer relevance, context
+relevance / precision / recall over a ``context``).
 """
 
 from __future__ import annotations
 
-from . import pairwise
+from . import pairwise, rag
 from .base import Judged, Metric, Rows
 from .computation import (
     COMPUTATION,
@@ -23,6 +25,15 @@ from .computation import (
     rouge_l_sum,
 )
 from .pairwise import PairwiseRubricMetric
+from .rag import (
+    ANSWER_RELEVANCE,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL,
+    CONTEXT_RELEVANCE,
+    FAITHFULNESS,
+    RAG,
+    RagMetric,
+)
 from .rubric import (
     GENERAL_QUALITY,
     GENERATORS,
@@ -51,13 +62,19 @@ from .trajectory import (
 )
 
 __all__ = [
+    "ANSWER_RELEVANCE",
     "COMPUTATION",
+    "CONTEXT_PRECISION",
+    "CONTEXT_RECALL",
+    "CONTEXT_RELEVANCE",
+    "FAITHFULNESS",
     "GENERAL_QUALITY",
     "GENERATORS",
     "INSTRUCTION_FOLLOWING",
     "MULTIMODAL_UNDERSTANDING",
     "OUTPUT_FORMAT_INSTRUCTION",
     "PREDEFINED",
+    "RAG",
     "TEXT_QUALITY",
     "TOOL_CALL",
     "TRAJECTORY",
@@ -66,6 +83,7 @@ __all__ = [
     "Judged",
     "Metric",
     "PairwiseRubricMetric",
+    "RagMetric",
     "Rows",
     "RubricGenerator",
     "RubricMetric",
@@ -76,6 +94,7 @@ __all__ = [
     "exact_match",
     "json_match",
     "pairwise",
+    "rag",
     "rouge_1",
     "rouge_2",
     "rouge_l",

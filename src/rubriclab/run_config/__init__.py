@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from ..files import YamlError, load_yaml
-from .errors import did_you_mean, explain
+from .errors import ConfigError, did_you_mean, explain
 
 if TYPE_CHECKING:
     from ..judges import Judge
@@ -33,16 +33,13 @@ __all__ = [
     "ConfigError",
     "JudgeConfig",
     "MetricConfig",
+    "ModelConfig",
     "RunConfig",
     "check_key_env",
     "load_config",
 ]
 
 _Strict = ConfigDict(extra="forbid")
-
-
-class ConfigError(ValueError):
-    """A run config that cannot be used; the message names the file, the key and the fix."""
 
 
 class JudgeConfig(BaseModel):
@@ -193,6 +190,8 @@ class MetricConfig(BaseModel):
         where = f"metrics[{index}]"
         if self.use is not None and self.use in COMPUTATION:
             return self._computation(COMPUTATION[self.use], where)
+        if self.use is not None and self.use in metrics.RAG:
+            return self._rag(metrics.RAG[self.use], where)
         if self.reference is not None:
             raise ConfigError(
                 f"{where}.reference: only computation metrics ({', '.join(COMPUTATION)}) "
@@ -227,6 +226,31 @@ class MetricConfig(BaseModel):
         ):
             raise ConfigError(f"{where}.judges: a panel judges pointwise rubric metrics only")
         return metric.with_options(judges=panel, aggregate=self.aggregate or "majority")
+
+    def _rag(self, found: Any, where: str) -> Any:
+        """A RAG metric: judged with its own prompt over the context column, no rubric."""
+        wrong = [
+            key
+            for key, given in {
+                "rubric": self.rubric is not None,
+                "rubric_column": self.rubric_column is not None,
+                "template": self.template is not None,
+                "pairwise": self.pairwise,
+                "baseline": self.baseline is not None,
+                "samples": self.samples != 1,
+                "judges": self.judges is not None,
+                "aggregate": self.aggregate is not None,
+                "reference": self.reference is not None,
+            }.items()
+            if given
+        ]
+        if wrong:
+            raise ConfigError(
+                f"{where}: {self.use} judges the context column with its own prompt, so "
+                + ", ".join(f"{where}.{k}" for k in wrong)
+                + " does not apply; keep 'use' and 'name'"
+            )
+        return found.with_options(name=self.name) if self.name is not None else found
 
     def _computation(self, found: Any, where: str) -> Any:
         """A computation metric: no judge, so judge-only keys are mistakes worth naming."""
@@ -276,7 +300,7 @@ class MetricConfig(BaseModel):
             try:
                 found = metrics.by_name(self.use)
             except KeyError:
-                known = [*metrics.PREDEFINED, *COMPUTATION]
+                known = [*metrics.PREDEFINED, *COMPUTATION, *metrics.RAG]
                 hint = did_you_mean(self.use, known)
                 raise ConfigError(
                     f"{where}.use: no predefined metric {self.use!r}{hint}; choose one of: "
@@ -324,8 +348,19 @@ class MetricConfig(BaseModel):
         return cls(name=name, rubric=rubric, **options)
 
 
+class ModelConfig(JudgeConfig):
+    """A model that writes responses (``models:``): a judge spec used as a generator, with the
+    judge's key rules; ``name`` names its runs (default: the spec)."""
+
+    name: str | None = None
+
+
 class RunConfig(BaseModel):
-    """The whole run: what to judge, how, and where the results go."""
+    """The whole run: what to judge, how, and where the results go.
+
+    ``models:`` (and ``prompts:``, templates over the data's columns) make it generate first:
+    one run per prompt and model, then a comparison (see ``run_config.matrix``).
+    """
 
     model_config = _Strict
 
@@ -342,6 +377,74 @@ class RunConfig(BaseModel):
     output: str = "results"
     title: str | None = None
     fail_under: float | None = None
+    prompts: dict[str, str] | list[str] | None = Field(
+        default=None,
+        description="templates over the data's columns (Jinja2, sandboxed), by name or a list",
+    )
+    models: list[ModelConfig] | None = Field(
+        default=None, description="models that write the responses: specs or mappings"
+    )
+    candidates: list[str] | None = Field(
+        default=None, description="rubriclab arena: the data's response columns to rank"
+    )
+    arena_metric: str | None = Field(
+        default=None,
+        description="the pairwise metric the arena ranks with (default: general_quality)",
+    )
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _short_models(cls, value: Any) -> Any:
+        """``models: [mock, openai:gpt-4o-mini]``: each string is short for ``{spec: ...}``."""
+        if isinstance(value, list):
+            return [{"spec": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    def prompt_templates(self) -> dict[str, str] | None:
+        """``prompts:`` by name (a list is named p1, p2 ...); names are checked."""
+        from .matrix import check_name
+
+        if self.prompts is None:
+            return None
+        named = (
+            dict(self.prompts)
+            if isinstance(self.prompts, dict)
+            else {f"p{i}": t for i, t in enumerate(self.prompts, start=1)}
+        )
+        if not named:
+            raise ConfigError("prompts: give at least one template")
+        for name in named:
+            check_name(name, f"prompts.{name}")
+        return named
+
+    def build_models(self, default_cache: str | None = None) -> list[tuple[str, Judge]]:
+        """The generators of ``models:``, named; each through ``default_cache`` unless its own
+        ``cache`` is set, so a re-run asks only what is new."""
+        from .matrix import check_name
+
+        out: list[tuple[str, Judge]] = []
+        for i, entry in enumerate(self.models or []):
+            where = f"models[{i}]"
+            name = check_name(entry.name or _spec_name(entry), f"{where}.name")
+            if default_cache is not None and entry.cache is None:
+                entry = entry.model_copy(update={"cache": default_cache})
+            try:
+                judge = JudgeConfig.model_validate(entry.model_dump(exclude={"name"})).build(
+                    self.base,
+                    allow_outside=self._allow_outside or entry.cache == default_cache,
+                    allow_env=self._allow_env,
+                    allow_key_for=self._allow_key_for,
+                )
+            except ConfigError as exc:
+                raise ConfigError(
+                    str(exc).replace("judge.", f"{where}.").replace("judge:", f"{where}:")
+                ) from None
+            out.append((name, judge))
+        names = [n for n, _ in out]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ConfigError(f"models: the name(s) {', '.join(dupes)} appear twice; add 'name'")
+        return out
 
     @field_validator("fail_under", mode="before")
     @classmethod
@@ -423,6 +526,17 @@ class RunConfig(BaseModel):
             allow_env=self._allow_env,
             allow_key_for=self._allow_key_for,
         )
+
+
+def _spec_name(entry: JudgeConfig) -> str:
+    """A model's default run name from its spec: 'openai:gpt-4o-mini' -> 'gpt-4o-mini'."""
+    if entry.model:
+        base = entry.model
+    elif entry.spec.startswith(("http://", "https://")):
+        base = entry.spec
+    else:
+        base = entry.spec.partition(":")[2] or entry.spec
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", base).strip("-.")[:64] or "model"
 
 
 _KEY_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(_API_KEY|_TOKEN|_KEY)$", re.IGNORECASE)

@@ -5,4 +5,8 @@ from __future__ import annotations
 
 from ..plain_errors import did_you_mean, explain, key_path, problems
 
-__all__ = ["did_you_mean", "explain", "key_path", "problems"]
+__all__ = ["ConfigError", "did_you_mean", "explain", "key_path", "problems"]
+
+
+class ConfigError(ValueError):
+    """A run config that cannot be used; the message names the file, the key and the fix."""
