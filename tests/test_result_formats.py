@@ -97,6 +97,7 @@ def test_a_result_name_of_another_format_is_refused(
         result.save(tmp_path / name)
     assert not (tmp_path / name).exists()
     assert result_format("R.JSONL.GZ") == "jsonl.gz"
+    assert result_format(tmp_path / "bare") == "jsonl"  # a bare name stays JSON Lines
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])

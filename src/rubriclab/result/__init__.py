@@ -872,7 +872,7 @@ def load_result(path: str | Path) -> EvalResult:
     """Read a result written by :meth:`EvalResult.save` (JSONL or Parquet), or the one in a
     results folder (what ``rubriclab run`` writes)."""
     path = result_file(path)
-    if result_format(path) == "parquet":
+    if _read_format(path) == "parquet":
         import pyarrow.parquet as pq
 
         table = pq.read_table(path)
@@ -996,11 +996,20 @@ class FileResult(EvalResult):
         return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
 
 
+def _read_format(path: Path) -> str:
+    """How to read a result file: by its name, and any other name as JSON Lines (whose header
+    line then says whether it is a rubriclab result)."""
+    try:
+        return result_format(path)
+    except ValueError:
+        return "jsonl"
+
+
 def open_result(path: str | Path) -> FileResult:
     """A result file (or a results folder's) opened without reading its table
     (see :class:`FileResult`)."""
     path = result_file(path)
-    if result_format(path) == "parquet":
+    if _read_format(path) == "parquet":
         import pyarrow.parquet as pq
 
         raw_meta = (pq.read_schema(path).metadata or {}).get(b"rubriclab")

@@ -70,8 +70,9 @@ _KNOWN: Final = (
 
 
 def result_format(path: str | Path) -> ResultFormat:
-    """The format a result file's name asks for; anything else is refused, never guessed
-    (``result.save("x.csv")`` once wrote JSONL under a CSV name)."""
+    """The format a result file's name asks for (a name without a suffix is JSON Lines); another
+    suffix is refused, never guessed (``result.save("x.csv")`` once wrote JSONL under a CSV
+    name)."""
     name = Path(path).name.lower()
     if name.endswith(".jsonl.gz"):
         return "jsonl.gz"
@@ -79,6 +80,8 @@ def result_format(path: str | Path) -> ResultFormat:
         return "jsonl"
     if name.endswith(".parquet"):
         return "parquet"
+    if not Path(name).suffix:  # a bare name ("saved"): JSON Lines, as it always was
+        return "jsonl"
     raise ValueError(
         f"{Path(path).name!r}: a result file ends in .parquet, .jsonl or .jsonl.gz "
         "(for a spreadsheet, export the table: result.table.to_csv(path))"
