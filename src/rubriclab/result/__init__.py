@@ -722,6 +722,22 @@ class EvalResult:
             artifact_dir=artifact_dir,
         )
 
+    def write_trace_scores(self, traces: Any, path: str | Path) -> Path:
+        """Write the judged ``traces`` (the same ones this evaluation read) to ``path`` as OTLP
+        JSON, each judged span carrying its scores as ``gen_ai.evaluation.result`` span events
+        and ``rubriclab.evaluation.<metric>.*`` attributes; the root span for trace rows."""
+        from .trace_scores import write_otlp_scores
+
+        return write_otlp_scores(self, traces, path)
+
+    def log_feedback_to_mlflow(self, traces: Any) -> list[str]:
+        """Log each score as an MLflow feedback assessment (``mlflow.log_feedback``) on the
+        traces that came from MLflow, onto the judged span for span rows; returns the
+        assessment ids. Needs MLflow 3 (``pip install 'rubriclab[mlflow]'``)."""
+        from .trace_scores import log_mlflow_feedback
+
+        return log_mlflow_feedback(self, traces)
+
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | Path, *, output_fields: OutputFields | None = None) -> Path:
         """Write the result: ``.jsonl`` (always available), ``.jsonl.gz`` or ``.parquet``
