@@ -491,3 +491,22 @@ def test_a_streamed_run_with_other_cut_points_is_not_resumed_as_the_same_run() -
     other = plain.with_options(level_cuts={"detail": [1.5, 3]})
     prints = {_fingerprint([m], None, "x.csv", 100) for m in (plain, cut, other)}
     assert len(prints) == 3
+
+
+def test_applying_every_kept_change_in_the_editor_gives_the_aligned_rubric(
+    server: FakeJudgeServer,
+) -> None:
+    from rubriclab.widgets import RubricEditor
+
+    vague, _ = alignment_rubrics()
+    _, labels = alignment_demo()
+    al = _run(server, vague, labels, methods=("rewrite", "pass_mark"))
+    assert any(c.kind == "rewrite" for c in al.kept), al.summary
+    editor = RubricEditor(vague, proposals=al)
+    assert editor.rubric == vague  # nothing applied until asked
+    for p in editor.proposals:
+        assert p["status"] == "open", p
+        editor.apply(p["index"])
+    assert [p["status"] for p in editor.proposals] == ["applied"] * len(al.kept)
+    assert editor.rubric.criteria == al.metric.rubric.criteria
+    assert editor.rubric.pass_mark == al.metric.rubric.pass_mark

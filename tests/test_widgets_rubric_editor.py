@@ -7,6 +7,7 @@ import copy
 import pandas as pd
 import pytest
 
+from rubriclab.alignment import Change
 from rubriclab.rubric import Criterion, Rubric
 from rubriclab.widgets import RubricEditor
 from tests._view_data import SUPPORT, XSS, record_comms
@@ -176,3 +177,83 @@ def test_opening_at_a_later_case() -> None:
     assert editor.rubric.criteria[0].description == "Says 30 days?"
     with pytest.raises(IndexError, match="there are 2 rubrics"):
         RubricEditor(_cases(), index=2)
+
+
+# -- proposed changes (rl.align's): apply or reject each ---------------------------------------
+def _proposals() -> list[Change]:
+    rewritten = Criterion(name="q1", description=f"Does it give the date (August 15th)? {XSS[1]}")
+    return [
+        Change(
+            "rewrite", "q1", "States August 15th?", rewritten.question, True, proposal=rewritten
+        ),
+        Change("pass_mark", "overall", "none", "50%", True, proposal=0.5),
+        Change("example", None, "", "row 3: 'x' (q1=1)", True),
+        Change("rewrite", "q9", "Gone?", "Still gone?", False, proposal=Criterion(name="q9")),
+    ]
+
+
+def test_a_proposal_applied_changes_the_rubric_and_the_grid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    comms = record_comms(monkeypatch)
+    cases = _cases()
+    editor = RubricEditor(cases, proposals=_proposals())
+    comm = comms[-1]
+    shown = editor.proposals
+    assert [p["status"] for p in shown] == ["open", "open", "not applicable", "not applicable"]
+    assert shown[0]["before"] == "States August 15th?"
+    assert shown[0]["after"].endswith(XSS[1])  # text: the view writes it as text, never HTML
+    assert "belong to the metric" in shown[2]["why"]
+    assert shown[3]["why"] == "criterion 'q9' is no longer in the rubric"
+    # the browser's Apply button sends a message; the edit goes the same way as a grid edit
+    editor._on_proposal_msg(editor, {"type": "rl:proposal", "index": 0, "action": "apply"}, [])
+    assert editor.rubric.criteria[0].description.startswith("Does it give the date")
+    assert editor.rubric.criteria[0].weight == 1.0
+    assert cases.at[0, "rubric"].criteria[0].description.startswith("Does it give the date")
+    assert editor.value["criteria"][0]["description"].startswith("Does it give the date")
+    assert comm.updates("value")[-1]["criteria"][0]["description"].startswith("Does it give")
+    assert editor.proposals[0]["status"] == "applied"
+    assert editor.revision == 1
+    editor.apply(1)
+    assert editor.rubric.pass_mark == 0.5
+    assert editor.proposals[1]["status"] == "applied"
+    with pytest.raises(ValueError, match="already applied"):
+        editor.apply(1)
+    with pytest.raises(ValueError, match="no longer in the rubric"):
+        editor.apply(3)
+
+
+def test_a_rejected_proposal_is_dropped_and_the_rubric_unchanged() -> None:
+    editor = RubricEditor(Rubric.checklist(["States August 15th?", "Mentions late fees?"]))
+    editor.propose(_proposals())
+    before = editor.rubric
+    editor._on_proposal_msg(editor, {"type": "rl:proposal", "index": 0, "action": "reject"}, [])
+    assert editor.rubric is before
+    assert editor.proposals[0]["status"] == "rejected"
+    assert editor.revision == 0
+    # a message with an unknown action or index changes nothing
+    editor._on_proposal_msg(editor, {"type": "rl:proposal", "index": 1, "action": "drop"}, [])
+    editor._on_proposal_msg(editor, {"type": "rl:proposal", "index": 99, "action": "apply"}, [])
+    assert editor.proposals[1]["status"] == "open"
+    assert editor.rubric is before
+
+
+def test_a_criterion_edited_away_makes_its_proposal_not_applicable() -> None:
+    editor = RubricEditor(Rubric.checklist(["States August 15th?", "Mentions late fees?"]))
+    editor.propose(_proposals())
+    value = copy.deepcopy(editor.value)
+    value["criteria"][0]["name"] = "date"  # renamed: the proposal's target is gone
+    editor.set_state({"value": value})
+    assert editor.rubric.criteria[0].name == "date"
+    assert editor.proposals[0]["status"] == "not applicable"
+    assert editor.proposals[0]["why"] == "criterion 'q1' is no longer in the rubric"
+    with pytest.raises(ValueError, match="cannot be applied"):
+        editor.apply(0)
+    assert editor.rubric.criteria[0].description == "States August 15th?"
+
+
+def test_propose_an_alignment_takes_the_changes_it_kept() -> None:
+    with pytest.raises(TypeError, match=r"rl\.align"):
+        RubricEditor(Rubric.checklist(["A?"]), proposals="rewrite q1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not an alignment Change"):
+        RubricEditor(Rubric.checklist(["A?"]), proposals=[{"kind": "rewrite"}])  # type: ignore[list-item]

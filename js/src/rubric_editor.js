@@ -82,6 +82,51 @@ export function errorRow(error) {
   return error.path[0] === "criteria" && Number.isInteger(error.path[1]) ? error.path[1] : -1;
 }
 
+const KIND = { rewrite: "rewrite", pass_mark: "pass mark", example: "example", cut_points: "cut points" };
+
+/**
+ * Proposed changes (rl.align's), each with its old and new wording as text and Apply / Reject.
+ * @param {any[]} proposals @param {(index: number, action: string) => void} decide
+ */
+export function proposalList(proposals, decide) {
+  const open = proposals.filter((p) => p.status === "open").length;
+  return h(
+    "div",
+    { class: "rl-proposals" },
+    h("div", { class: "rl-proposals-head" }, `Proposed changes: ${open} of ${proposals.length} open`),
+    proposals.map((p) =>
+      h(
+        "div",
+        { class: `rl-proposal rl-proposal-${String(p.status).replace(/[^a-z]/g, "-")}`, dataset: { index: String(p.index) } },
+        h(
+          "div",
+          { class: "rl-proposal-title" },
+          h("b", {}, KIND[p.kind] || String(p.kind)),
+          p.criterion ? h("span", {}, ` · ${p.criterion}`) : null,
+          h("span", { class: "rl-muted" }, p.kept ? " · kept by align" : " · not kept by align"),
+          h("span", { class: "rl-proposal-status" }, ` · ${p.status}`),
+        ),
+        h(
+          "div",
+          { class: "rl-proposal-diff" },
+          p.before ? h("div", { class: "rl-old" }, h("span", { class: "rl-muted" }, "old: "), p.before) : null,
+          h("div", { class: "rl-new" }, h("span", { class: "rl-muted" }, "new: "), p.after),
+        ),
+        p.note ? h("div", { class: "rl-muted rl-proposal-note" }, p.note) : null,
+        p.why ? h("div", { class: "rl-muted rl-proposal-why" }, `not applicable: ${p.why}`) : null,
+        p.status === "open"
+          ? h(
+              "div",
+              { class: "rl-actions" },
+              h("button", { class: "rl-apply", onclick: () => decide(p.index, "apply") }, "Apply"),
+              h("button", { class: "rl-reject", onclick: () => decide(p.index, "reject") }, "Reject"),
+            )
+          : null,
+      ),
+    ),
+  );
+}
+
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
   const root = mountRoot(el, "editor");
@@ -160,6 +205,8 @@ function render({ model, el }) {
         h("button", { class: "rl-add-levels", onclick: () => commit({ op: "add", kind: "levels" }) }, "+ criterion with levels"),
       ),
     );
+    const proposals = model.get("proposals") || [];
+    if (proposals.length) root.append(proposalList(proposals, (index, action) => model.send({ type: "rl:proposal", index, action })));
     const errRow = errorRow(error);
     if (error && errRow < 0) root.append(h("div", { class: "rl-error-box rl-inline-error" }, error.message));
 
@@ -225,7 +272,7 @@ function render({ model, el }) {
     }
   };
   draw();
-  const unlisten = listen(model, ["value", "error", "index", "count", "heading", "revision"], draw);
+  const unlisten = listen(model, ["value", "error", "index", "count", "heading", "revision", "proposals"], draw);
   return () => {
     unlisten();
     clear(el);

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeEach } from "vitest";
 import explanation from "../src/explanation.js";
 import pairwise from "../src/pairwise_view.js";
-import editor, { applyEdit, numberOrText, errorRow } from "../src/rubric_editor.js";
+import editor, { applyEdit, numberOrText, errorRow, proposalList } from "../src/rubric_editor.js";
 import { FakeModel } from "./fake_model.js";
 
 const XSS = '<iframe srcdoc="<script>parent.__pwned=1</script>"></iframe><a href="javascript:alert(1)">x</a>';
@@ -251,5 +251,41 @@ describe("RubricEditor", () => {
     expect(model.get("index")).toBe(1);
     cleanup();
     expect(model.listenerCount()).toBe(0);
+  });
+});
+
+describe("RubricEditor proposals", () => {
+  const PROPOSALS = [
+    { index: 0, kind: "rewrite", criterion: "deadline", before: "Does it state the deadline?", after: `Does it give the date? ${XSS}`, kept: true, note: "validation agreement 60% -> 80%", status: "open", why: "" },
+    { index: 1, kind: "pass_mark", criterion: "overall", before: "70%", after: "50%", kept: true, note: "", status: "applied", why: "" },
+    { index: 2, kind: "rewrite", criterion: "gone", before: "Old?", after: "New?", kept: true, note: "", status: "not applicable", why: "criterion 'gone' is no longer in the rubric" },
+  ];
+  it("shows each change as text with Apply and Reject, and sends the decision", () => {
+    const el = document.createElement("div");
+    document.body.replaceChildren(el);
+    const model = new FakeModel({ value: RUBRIC, error: null, index: 0, count: 1, heading: "", revision: 0, proposals: PROPOSALS });
+    const cleanup = editor.render({ model, el });
+    const cards = el.querySelectorAll(".rl-proposal");
+    expect(cards.length).toBe(3);
+    expect(el.querySelector(".rl-proposals-head").textContent).toBe("Proposed changes: 1 of 3 open");
+    expect(cards[0].querySelector(".rl-new").textContent).toContain("<iframe");
+    expect(el.querySelector(".rl-proposals iframe")).toBeNull();
+    expect(cards[0].querySelector(".rl-old").textContent).toContain("Does it state the deadline?");
+    // only an open change has buttons; a change whose criterion is gone says why
+    expect(cards[1].querySelector(".rl-apply")).toBeNull();
+    expect(cards[2].querySelector(".rl-apply")).toBeNull();
+    expect(cards[2].querySelector(".rl-proposal-why").textContent).toContain("no longer in the rubric");
+    cards[0].querySelector(".rl-apply").click();
+    expect(model.sent).toEqual([{ type: "rl:proposal", index: 0, action: "apply" }]);
+    cards[0].querySelector(".rl-reject").click();
+    expect(model.sent[1]).toEqual({ type: "rl:proposal", index: 0, action: "reject" });
+    // the kernel's answer redraws the list
+    model.set("proposals", PROPOSALS.map((p) => (p.index === 0 ? { ...p, status: "applied" } : p)));
+    expect(el.querySelector(".rl-proposals-head").textContent).toBe("Proposed changes: 0 of 3 open");
+    expect(el.querySelectorAll(".rl-apply").length).toBe(0);
+    cleanup();
+  });
+  it("draws nothing when there is no proposal", () => {
+    expect(proposalList([], () => {}).querySelectorAll(".rl-proposal").length).toBe(0);
   });
 });

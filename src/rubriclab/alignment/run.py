@@ -65,6 +65,9 @@ class Change:
     train: float | None = None
     validation: float | None = None
     note: str = ""
+    #: what applying it sets: the rewritten ``Criterion``, or the pass mark (a float); None for
+    #: examples and cut points, which belong to the metric, not to the rubric
+    proposal: Criterion | float | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -518,6 +521,7 @@ def _rewrites(
                         wording(criterion),
                         wording(cand),
                         False,
+                        proposal=cand,
                         note="not tried: max_calls reached",
                     )
                 )
@@ -536,6 +540,7 @@ def _rewrites(
                         wording(other),
                         False,
                         train=other_agree,
+                        proposal=other,
                         note="another rewrite did better on the training rows",
                     )
                 )
@@ -548,6 +553,7 @@ def _rewrites(
                     wording(cand),
                     False,
                     train=agree,
+                    proposal=cand,
                     note=f"no better than the wording on the training rows ({base_train:.0%})",
                 )
             )
@@ -563,6 +569,7 @@ def _rewrites(
                     wording(cand),
                     False,
                     train=agree,
+                    proposal=cand,
                     note="not validated: max_calls reached",
                 )
             )
@@ -580,6 +587,7 @@ def _rewrites(
                 kept,
                 train=agree,
                 validation=new_val,
+                proposal=cand,
                 note=note,
             )
         )
@@ -843,6 +851,7 @@ def _pass_mark(
             kept,
             train=new if where == "training" else None,
             validation=new if where == "validation" else None,
+            proposal=best,
             note=f"overall agreement on the {where} rows' answers {base:.0%} -> {new:.0%} (no new calls)",
         )
     )

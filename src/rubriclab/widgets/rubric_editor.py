@@ -16,9 +16,10 @@ import pandas as pd
 import traitlets
 from pydantic import ValidationError
 
+from ..alignment import Alignment, Change
 from ..columns import RUBRIC, field_of
 from ..files import error_text
-from ..rubric import Rubric, RubricError
+from ..rubric import Criterion, Rubric, RubricError
 from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import is_missing, text_of
@@ -38,12 +39,15 @@ class RubricEditor(RubricView):
     count = traitlets.Int(1).tag(sync=True)
     heading = traitlets.Unicode("").tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
+    #: proposed changes (``rl.align``'s): kind, criterion, before/after wording, status
+    proposals = traitlets.List(traitlets.Dict()).tag(sync=True)
 
     def __init__(
         self,
         source: Rubric | pd.DataFrame | Sequence[Rubric] | Any,
         column: str | None = None,
         index: int = 0,
+        proposals: Alignment | Sequence[Change] | None = None,
     ) -> None:
         self._frame: pd.DataFrame | None = None
         self._column = ""
@@ -73,6 +77,8 @@ class RubricEditor(RubricView):
             raise IndexError(f"index {index} is out of range: there are {n} rubrics (0..{n - 1})")
         self._good = self._load(index)
         self._reverting = False
+        self._changes: list[Change] = []
+        self._status: list[str] = []
         with self._quiet():  # the initial value is not an edit
             super().__init__(
                 value=self._good.to_dict(),
@@ -80,6 +86,9 @@ class RubricEditor(RubricView):
                 index=index,
                 heading=self._heading(index),
             )
+        self.on_msg(self._on_proposal_msg)
+        if proposals is not None:
+            self.propose(proposals)
 
     # -- what the user reads --------------------------------------------------------------------
     @property
@@ -105,6 +114,7 @@ class RubricEditor(RubricView):
             self.error = None  # type: ignore[assignment]
             self.value = self._good.to_dict()
             self.heading = self._heading(pos)
+            self._show_proposals()
 
     # -- edits ---------------------------------------------------------------------------------------
     @traitlets.observe("value")
@@ -130,6 +140,113 @@ class RubricEditor(RubricView):
             self.revision += 1
             if canonical != proposed:  # e.g. a pass mark of 70 becomes 0.7
                 self.value = canonical
+            self._show_proposals()
+
+    # -- proposed changes ------------------------------------------------------------------------
+    def propose(self, changes: Alignment | Sequence[Change]) -> None:
+        """Show proposed changes above the grid, each with Apply and Reject.
+
+        An ``Alignment`` proposes the changes ``align`` kept; a list proposes the changes given
+        (e.g. ``alignment.changes``). Only changes with something to apply are shown."""
+        if isinstance(changes, Alignment):
+            picked = changes.kept
+        elif isinstance(changes, Sequence) and not isinstance(changes, str):
+            picked = list(changes)
+        else:
+            raise TypeError(
+                "propose takes what rl.align(...) returns or a list of its changes "
+                f"(alignment.changes), not a {type(changes).__name__}"
+            )
+        for i, c in enumerate(picked):
+            if not isinstance(c, Change):
+                raise TypeError(f"change {i} is a {type(c).__name__}, not an alignment Change")
+        self._changes = [c for c in picked if c.after]
+        self._status = ["open"] * len(self._changes)
+        self._show_proposals()
+
+    def apply(self, i: int) -> None:
+        """Apply proposal ``i`` to the rubric shown (as an edit: validated, written back)."""
+        self._decide(i, "apply")
+
+    def reject(self, i: int) -> None:
+        """Drop proposal ``i``; the rubric is unchanged."""
+        self._decide(i, "reject")
+
+    def _on_proposal_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, Mapping) or content.get("type") != "rl:proposal":
+            return
+        i, action = content.get("index"), content.get("action")
+        if isinstance(i, int) and 0 <= i < len(self._changes) and action in ("apply", "reject"):
+            self._decide(i, str(action))
+
+    def _decide(self, i: int, action: str) -> None:
+        if not 0 <= i < len(self._changes):
+            raise IndexError(f"there is no proposal {i} (there are {len(self._changes)})")
+        if self._status[i] != "open":
+            raise ValueError(f"proposal {i} was already {self._status[i]}")
+        if action == "reject":
+            self._status[i] = "rejected"
+            self._show_proposals()
+            return
+        target, why = self._target(self._changes[i])
+        if target is None:
+            self._show_proposals()
+            raise ValueError(f"proposal {i} cannot be applied: {why}")
+        before = self._good
+        self.value = target  # the same path as an edit from the grid
+        if self._good is not before or target == before.to_dict():
+            self._status[i] = "applied"
+        self._show_proposals()
+
+    def _target(self, change: Change) -> tuple[dict[str, Any] | None, str]:
+        """The rubric (as the grid's dict) with ``change`` applied, or None and why not."""
+        current = self._good.to_dict()
+        if change.kind == "pass_mark" and isinstance(change.proposal, float | int):
+            current["pass_mark"] = float(change.proposal)
+            return current, ""
+        if change.kind == "rewrite" and isinstance(change.proposal, Criterion):
+            names = [c.name for c in self._good.criteria]
+            if change.criterion not in names:
+                return None, f"criterion {change.criterion!r} is no longer in the rubric"
+            new = change.proposal
+            pos = names.index(str(change.criterion))
+            mine = self._good.criteria[pos]
+            if [lv.score for lv in mine.levels] != [lv.score for lv in new.levels]:
+                return None, f"criterion {change.criterion!r} has other levels now"
+            crit = current["criteria"][pos]
+            crit["description"] = new.description
+            crit["levels"] = [lv.model_dump() for lv in new.levels]
+            return current, ""
+        if change.kind in ("example", "cut_points"):
+            return None, (
+                f"{'an example' if change.kind == 'example' else 'cut points'} belong to the "
+                "metric, not the rubric (alignment.metric has them)"
+            )
+        return None, "this change has nothing to apply"
+
+    def _show_proposals(self) -> None:
+        shown = []
+        for i, c in enumerate(self._changes):
+            status, why = self._status[i], ""
+            if status == "open":
+                target, why = self._target(c)
+                if target is None:
+                    status = "not applicable"
+            shown.append(
+                {
+                    "index": i,
+                    "kind": c.kind,
+                    "criterion": c.criterion or "",
+                    "before": c.before,
+                    "after": c.after,
+                    "kept": c.kept,
+                    "note": c.note,
+                    "status": status,
+                    "why": why,
+                }
+            )
+        with self._quiet():
+            self.proposals = shown
 
     @contextlib.contextmanager
     def _quiet(self) -> Iterator[None]:
