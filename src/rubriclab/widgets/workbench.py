@@ -237,11 +237,10 @@ class Workbench(RubricView):
         when the interval ends, so no finished row waits for the whole run)."""
         if not self._live:
             return
-        changed = set(self._loop.changed_rows())
         names = self._loop.metric_names
         for i, pos in enumerate(positions):
             if pos < len(self._live):
-                row = _row_of(block, i, names, self._live[pos].get("sent", pos in changed))
+                row = _row_of(block, i, names, bool(self._live[pos].get("sent")))
                 row["row"] = pos
                 row["state"] = "done"
                 self._live[pos] = row
