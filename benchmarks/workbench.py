@@ -92,6 +92,14 @@ def main() -> None:
         server.reset()
         updates: list[int] = []
         shared.observe(lambda c: updates.append(int(c["new"].get("done", 0))), "progress")
+        filled: list[tuple[float, int]] = []  # (when, rows shown done) per push of the list
+
+        def on_rows(change: Any) -> None:
+            done = sum(1 for r in change["new"] if r.get("state") == "done")
+            if done:
+                filled.append((time.perf_counter(), done))
+
+        shared.observe(on_rows, "rows")
         shared.edit(
             rl.Rubric.checklist(["Does the response give the exact date?", "Is it a summary?"]),
             metric="notes",
@@ -103,6 +111,13 @@ def main() -> None:
             server.calls,
             time.perf_counter() - start,
             f"table filled live in {len(updates) - 1} progress updates",
+        )
+        first_answer = min((r.finished or float("inf")) for r in server.log)
+        print(
+            f"{'':<58} result list: first rows shown {1000 * (filled[0][0] - first_answer):.0f} ms"
+            f" after the first answer; {len(filled)} live push(es) of the list"
+            if filled
+            else f"{'':<58} result list: no rows shown before the version (not live)"
         )
         server.reset()
         start = time.perf_counter()

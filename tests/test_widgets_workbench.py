@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,66 @@ def test_model_text_stays_text_in_the_state(
     _ask(comms[-1], "rejudge")
     assert "<img src=x onerror=alert(1)>" in json.dumps(wb.rows)  # plain text, drawn as text
     assert "<img" not in wb.static_html()
+
+
+def test_a_shared_rubric_edit_fills_the_result_rows_while_the_run_goes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server holds the run's second call (one call at a time: row c1's) until the test has
+    seen row c0 done and the others waiting; then the run ends and the rows are the version's."""
+    release = threading.Event()
+    held = threading.Event()
+    gate = {"on": False, "answered": 0}
+
+    def slowed(body: dict[str, Any]) -> Any:
+        if gate["on"]:
+            gate["answered"] += 1
+            if gate["answered"] == 2:  # the first block's answer is out; hold the next one
+                held.set()
+                release.wait(30)
+        return realistic(body)
+
+    comms = record_comms(monkeypatch)
+    with FakeJudgeServer(slowed) as server:
+        judge = rl.Judge(server.url, model="m", max_retries=0, max_concurrency=1)
+        wb = rl.Workbench(_cases(), [_shared()], judge=judge)
+        comm = comms[-1]
+        _ask(comm, "rejudge")  # v1, answered at once
+        wb.value = _edited()
+        server.reset()
+        gate["on"] = True
+        seen: list[list[dict[str, Any]]] = []
+
+        async def scenario() -> None:
+            assert _ask(comm, "rejudge")["started"] is True
+            while not held.is_set():  # the second call is at the server, unanswered
+                await asyncio.sleep(0.01)
+            # the first block was handed over before the second call was sent
+            seen.append(wb.rows)
+            assert wb.running
+            release.set()
+            while wb.running:
+                await asyncio.sleep(0.01)
+
+        try:
+            asyncio.run(scenario())
+        finally:
+            release.set()
+        assert server.calls == 4
+
+    (mid,) = seen
+    assert [r.get("state") for r in mid] == ["done", "waiting", "waiting", "waiting"]
+    waiting = [m for r in mid[1:] for m in r["metrics"]]
+    assert all(m["verdict"] is None and m["score"] is None for m in waiting)
+    first = mid[0]
+    assert first["key"] == "c0" and first["metrics"][0]["verdict"] is not None
+
+    version = wb.versions[-1]
+    assert version.name == "v2" and version.calls == 4
+    assert all("state" not in r for r in wb.rows)
+    t = version.result.table
+    assert [r["key"] for r in wb.rows] == list(t["id"])
+    assert [r["metrics"][0]["verdict"] for r in wb.rows] == list(t["notes/verdict"])
+    assert [r["metrics"][0]["score"] for r in wb.rows] == [float(v) for v in t["notes/score"]]
+    # the first row shown while the run went is the one the version holds
+    assert {k: v for k, v in first.items() if k != "state"} == wb.rows[0]

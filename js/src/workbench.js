@@ -24,6 +24,15 @@ export function progressText(p) {
   return `${fmt(p.done)} / ${fmt(p.total)} rows · ${fmt(p.calls)} call${p.calls === 1 ? "" : "s"}`;
 }
 
+/** "2 of 4 rows judged in this run" while a re-judge fills the table, else "".
+ * @param {any[]} rows */
+export function liveText(rows) {
+  const running = rows.filter((r) => r.state === "waiting" || r.state === "done");
+  if (!running.length) return "";
+  const done = running.filter((r) => r.state === "done").length;
+  return `${done} of ${running.length} shown row${running.length === 1 ? "" : "s"} judged in this run`;
+}
+
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
   const root = mountRoot(el, "workbench");
@@ -140,17 +149,21 @@ function render({ model, el }) {
     const rows = model.get("rows") || [];
     if (!rows.length) return;
     const total = Number(model.get("row_total") || rows.length);
+    const live = liveText(rows);
     append(table, [
       h("div", { class: "rl-h" }, `Results${total > rows.length ? ` (first ${rows.length} of ${total} rows)` : ""} · ● sent to the judge in this version`),
+      live ? h("div", { class: "rl-muted rl-small rl-wb-live", role: "status" }, live) : null,
       h(
         "div",
         { class: "rl-wb-rows", style: "max-height:320px;overflow:auto" },
         rows.map((r) =>
           h(
             "div",
-            { class: `rl-tr rl-wb-row${r.sent ? " rl-sent" : ""}`, style: "padding:3px 6px;gap:8px;align-items:baseline", dataset: { row: String(r.row) } },
+            { class: `rl-tr rl-wb-row${r.sent ? " rl-sent" : ""}${r.state ? ` rl-${r.state}` : ""}`, style: `padding:3px 6px;gap:8px;align-items:baseline${r.state === "waiting" ? ";opacity:0.55" : ""}`, dataset: { row: String(r.row), ...(r.state ? { state: r.state } : {}) } },
             h("span", { class: "rl-key", style: "min-width:4em" }, r.sent ? "● " : "", r.key),
-            r.metrics.map((m) => (m.error ? h("span", { class: "rl-badge rl-err", title: m.error }, "error") : h("span", { class: `rl-badge ${verdictClass(m.verdict)}`, title: m.metric }, `${m.verdict ? m.verdict.split(" (")[0] : ""} ${pct(m.score)}`.trim()))),
+            r.state === "waiting" ? h("span", { class: "rl-badge rl-muted rl-wb-waiting" }, "judging…") : null,
+            r.state === "done" ? h("span", { class: "rl-badge rl-wb-done", title: "judged in this run" }, "✓ new") : null,
+            r.state === "waiting" ? [] : r.metrics.map((m) => (m.error ? h("span", { class: "rl-badge rl-err", title: m.error }, "error") : h("span", { class: `rl-badge ${verdictClass(m.verdict)}`, title: m.metric }, `${m.verdict ? m.verdict.split(" (")[0] : ""} ${pct(m.score)}`.trim()))),
             h("span", { class: "rl-muted rl-small", style: "overflow:hidden;text-overflow:ellipsis;white-space:nowrap" }, r.response),
           ),
         ),

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import view, { versionText, progressText } from "../src/workbench.js";
+import view, { versionText, progressText, liveText } from "../src/workbench.js";
 import { FakeModel, tick } from "./fake_model.js";
 
 const XSS = "<img src=x onerror=alert(1)>";
@@ -111,5 +111,25 @@ describe("Workbench", () => {
     const cleanup = view.render({ model: m, el });
     cleanup();
     expect(m.listenerCount()).toBe(before);
+  });
+
+  it("fills the result rows live: waiting rows say so, finished rows show their verdicts", () => {
+    const row = (/** @type {number} */ i, /** @type {string} */ state) => ({ row: i, key: `c${i}`, response: XSS, sent: true, state, metrics: [{ metric: "notes", score: state === "done" ? 1 : null, verdict: state === "done" ? "pass" : null, error: null }] });
+    const rows = [row(0, "done"), row(1, "waiting"), row(2, "waiting")];
+    expect(liveText(rows)).toBe("1 of 3 shown rows judged in this run");
+    expect(liveText([{ row: 0, metrics: [] }])).toBe("");
+    const el = document.createElement("div");
+    const m = model({ running: true, rows, row_total: 3 });
+    view.render({ model: m, el });
+    expect([...el.querySelectorAll(".rl-wb-row")].map((r) => r.dataset.state)).toEqual(["done", "waiting", "waiting"]);
+    expect(el.querySelectorAll(".rl-wb-waiting").length).toBe(2);
+    expect(el.querySelector('.rl-wb-row[data-row="0"]').textContent).toContain("pass");
+    expect(el.querySelector(".rl-wb-live").textContent).toBe("1 of 3 shown rows judged in this run");
+    m.set("rows", [row(0, "done"), row(1, "done"), row(2, "waiting")]);
+    expect(el.querySelector(".rl-wb-live").textContent).toBe("2 of 3 shown rows judged in this run");
+    m.set("rows", [{ ...row(0, "done"), state: undefined }]);
+    expect(el.querySelector(".rl-wb-live")).toBeNull();
+    expect(el.textContent).not.toContain("judging…");
+    expect(el.querySelector("img")).toBeNull();
   });
 });

@@ -246,15 +246,23 @@ class RubricLoop:
 
     # -- judging ---------------------------------------------------------------------------------
     async def arejudge(
-        self, on_rows: Callable[[pd.DataFrame], None] | None = None, note: str = ""
+        self,
+        on_rows: Callable[[pd.DataFrame], None] | None = None,
+        note: str = "",
+        *,
+        on_block: Callable[[list[int], pd.DataFrame], None] | None = None,
     ) -> Version:
         """Judge the table with the rubrics as they are now: a new version.
 
         Unchanged requests come from the judge's cache (0 calls); ``on_rows`` gets each block
-        of finished rows (the live table's hook)."""
+        of finished rows (the live table's hook); ``on_block`` gets the same blocks with the
+        row positions (in the whole table) they fill, so a view can fill its rows live."""
         regenerated = await self._write_missing()
         changed = tuple(self.changed_rows())
         subset = self._subset(changed)
+        on_rows = _with_positions(
+            on_rows, on_block, list(range(len(self._frame))) if subset is None else subset
+        )
         rubrics, templates = self.snapshot(), dict(self._templates)
         frame = self._frame.copy()
         metrics: list[Metric] = []
@@ -468,6 +476,27 @@ def flips(comparison: Comparison) -> pd.DataFrame:
     return pd.DataFrame(
         rows, columns=["key", "metric", "verdict_a", "verdict_b", "score_a", "score_b"]
     )
+
+
+def _with_positions(
+    on_rows: Callable[[pd.DataFrame], None] | None,
+    on_block: Callable[[list[int], pd.DataFrame], None] | None,
+    positions: list[int],
+) -> Callable[[pd.DataFrame], None] | None:
+    """One row hook for ``aevaluate`` that also tells ``on_block`` which rows each block fills
+    (blocks come in row order, so the n-th finished row is ``positions[n]``)."""
+    if on_block is None:
+        return on_rows
+    done = 0
+
+    def hook(block: pd.DataFrame) -> None:
+        nonlocal done
+        if on_rows is not None:
+            on_rows(block)
+        on_block(positions[done : done + len(block)], block)
+        done += len(block)
+
+    return hook
 
 
 def _spliced(before: EvalResult, part: EvalResult, rows: list[int]) -> EvalResult:

@@ -38,6 +38,7 @@ from .comparison_view import (
     metric_rows,
     overview,
 )
+from .display import LIVE_INTERVAL_S
 from .rubric_editor import first_loc, validation_message
 
 if TYPE_CHECKING:
@@ -111,6 +112,10 @@ class Workbench(RubricView):
         self._task: asyncio.Task[Version] | None = None
         self._quiet_edits = False
         self._answered_at: float | None = None
+        #: the result rows while a re-judge runs (sent in ``rows``, throttled)
+        self._live: list[dict[str, Any]] = []
+        self._live_shown = 0.0
+        self._live_flush: asyncio.TimerHandle | None = None
         judge_obj = self._loop.judge
         with self._quiet():
             super().__init__(
@@ -171,11 +176,13 @@ class Workbench(RubricView):
         return await self._judged()
 
     async def _judged(self) -> Version:
-        total = len(self._loop.rows_to_send())
+        sent = self._loop.rows_to_send()
+        total = len(sent)
         with self.hold_sync():
             self.running = True
             self.progress = {"done": 0, "total": total, "calls": 0}
             self.status = f"judging: {self.pending} changed row(s) sent, the rest from the cache"
+            self._start_live(sent)
         judge = self._loop.judge
         calls_before = _calls(judge)
 
@@ -185,22 +192,92 @@ class Workbench(RubricView):
             self.progress = {"done": done, "total": total, "calls": _calls(judge) - calls_before}
 
         try:
-            version = await self._loop.arejudge(on_rows=on_rows)
+            version = await self._loop.arejudge(on_rows=on_rows, on_block=self._fill_live)
         except asyncio.CancelledError:
             with self.hold_sync():
+                self._stop_live()
                 self.running = False
                 self.status = "cancelled: no new version (the answers that came are cached)"
             raise
         except Exception as exc:
             with self.hold_sync():
+                self._stop_live()
                 self.running = False
                 self.status = f"re-judge failed: {text_of(str(exc), 400)}"
             raise
         self._after_version(version)
         return version
 
+    # -- the result rows while a re-judge runs ------------------------------------------------------
+    def _start_live(self, sent: Sequence[int]) -> None:
+        """Rows about to be judged show as waiting (their old answers cleared), the others keep
+        the last version's answers; each finished block then fills its rows (``_fill_live``)."""
+        self._stop_live()
+        frame = self._loop.frame
+        shown = min(len(frame), TABLE_ROWS)
+        changed = set(self._loop.changed_rows())
+        last = list(self.rows) if len(self.rows) == shown else []
+        live = last or [_row_of(frame, pos, [], pos in changed) for pos in range(shown)]
+        names = self._loop.metric_names
+        for pos in sent:
+            if pos >= shown:
+                continue
+            live[pos] = {
+                **_row_of(frame, pos, names, pos in changed),
+                "state": "waiting",
+            }
+        self._live = live
+        self._live_shown = 0.0
+        self.rows = [dict(r) for r in live]
+        self.row_total = len(frame)
+
+    def _fill_live(self, positions: list[int], block: pd.DataFrame) -> None:
+        """A finished block's rows become ``done`` with their answers; the view hears of it at
+        once for the first block, then at most every ``LIVE_INTERVAL_S`` (a late block is sent
+        when the interval ends, so no finished row waits for the whole run)."""
+        if not self._live:
+            return
+        names = self._loop.metric_names
+        for i, pos in enumerate(positions):
+            if pos < len(self._live):
+                row = _row_of(block, i, names, bool(self._live[pos].get("sent")))
+                row["row"] = pos
+                row["state"] = "done"
+                self._live[pos] = row
+        now = time.monotonic()
+        wait = LIVE_INTERVAL_S - (now - self._live_shown)
+        if self._live_shown == 0.0 or wait <= 0:
+            self._show_live()
+        elif self._live_flush is None:
+            # no running loop: the next block or the version shows it
+            with contextlib.suppress(RuntimeError):
+                self._live_flush = asyncio.get_running_loop().call_later(wait, self._show_live)
+
+    def _show_live(self) -> None:
+        self._live_flush = None
+        if not self._live or not self.running:
+            return
+        self._live_shown = time.monotonic()
+        self.rows = [dict(r) for r in self._live]
+
+    def _stop_live(self) -> None:
+        """End the live rows: a cancelled or failed run shows the last version again."""
+        if self._live_flush is not None:
+            self._live_flush.cancel()
+            self._live_flush = None
+        if self._live:
+            self._live = []
+            if self._loop.versions:
+                self._table(self._loop.versions[-1])
+            else:
+                self.rows, self.row_total = [], 0
+
     def _after_version(self, version: Version) -> None:
         self._slots = self._loop.slots()
+        if self._live_flush is not None:
+            self._live_flush.cancel()
+            self._live_flush = None
+        self._live = []
         with self.hold_sync(), self._quiet():
             self.running = False
             self.versions_info = [v.to_dict() for v in self._loop.versions]
@@ -405,27 +482,9 @@ class Workbench(RubricView):
         t = version.result.table
         changed = set(version.changed)
         names = version.result.metric_names
-        out = []
-        for pos in range(min(len(t), TABLE_ROWS)):
-            row = t.iloc[pos]
-            out.append(
-                {
-                    "row": pos,
-                    "key": text_of(row["id"] if "id" in t.columns else t.index[pos], 60),
-                    "response": text_of(row.get("response"), 160),
-                    "sent": pos in changed,
-                    "metrics": [
-                        {
-                            "metric": m,
-                            "score": _finite(row.get(col(m, SCORE))),
-                            "verdict": _plain(row.get(col(m, VERDICT))),
-                            "error": _plain(row.get(col(m, "error"))),
-                        }
-                        for m in names
-                    ],
-                }
-            )
-        self.rows = out
+        self.rows = [
+            _row_of(t, pos, names, pos in changed) for pos in range(min(len(t), TABLE_ROWS))
+        ]
         self.row_total = len(t)
 
     # -- static forms ----------------------------------------------------------------------------
@@ -446,6 +505,26 @@ class Workbench(RubricView):
         from ._static.common import esc
 
         return f"<pre>{esc(self.static_text())}</pre>"
+
+
+def _row_of(t: pd.DataFrame, pos: int, names: Sequence[str], sent: bool) -> dict[str, Any]:
+    """One result row as the view draws it (model text as plain, clipped text)."""
+    row = t.iloc[pos]
+    return {
+        "row": pos,
+        "key": text_of(row["id"] if "id" in t.columns else t.index[pos], 60),
+        "response": text_of(row.get("response"), 160),
+        "sent": sent,
+        "metrics": [
+            {
+                "metric": m,
+                "score": _finite(row.get(col(m, SCORE))),
+                "verdict": _plain(row.get(col(m, VERDICT))),
+                "error": _plain(row.get(col(m, "error"))),
+            }
+            for m in names
+        ],
+    }
 
 
 def _flipped_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
