@@ -82,3 +82,16 @@ def test_a_missing_column_and_single_tool_use_by_name_say_what_to_do() -> None:
         ).evaluate()
     with pytest.raises(ValueError, match=r"trajectory_single_tool_use\(tool_name\)"):
         EvalTask(dataset=_data(), metrics=["trajectory_single_tool_use"])
+
+
+def test_single_tool_use_takes_the_tool_name_as_vertex_does() -> None:
+    from rubriclab.compat.vertex import TrajectorySingleToolUse
+
+    metric = TrajectorySingleToolUse(tool_name="book")
+    assert metric.metric_name == "trajectory_single_tool_use"
+    data = _data().drop(columns="reference_trajectory")  # it reads no reference
+    table = EvalTask(dataset=data, metrics=[metric]).evaluate().metrics_table
+    # [A, B] and [B, A] call book; [A, C] does not
+    assert table["trajectory_single_tool_use/score"].tolist() == [1.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="tool's name"):
+        TrajectorySingleToolUse(tool_name="")
