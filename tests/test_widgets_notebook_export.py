@@ -232,6 +232,46 @@ def test_nbconverts_own_html_draws_no_view_offline(executed: Path, page: Any) ->
     assert all(h == 0 for h in heights.values()), heights
 
 
+@pytest.fixture(scope="module")
+def executed_without_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The notebook saved the way JupyterLab saves it by default (its "Save Widget State
+    Automatically" setting is off): outputs kept, no widget state."""
+    folder = tmp_path_factory.mktemp("export-no-state")
+    nb = _notebook()
+    NotebookClient(
+        nb,
+        timeout=300,
+        store_widget_state=False,
+        resources={"metadata": {"path": str(folder)}},
+    ).execute()
+    assert "widgets" not in nb.metadata
+    outputs = [o for cell in nb.cells for o in cell.get("outputs", [])]
+    assert sum(WIDGET_VIEW in o.get("data", {}) for o in outputs) == len(VIEW_CELLS)
+    path = folder / "views.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_plain_nbconvert_shows_every_view_when_no_widget_state_is_saved(
+    executed_without_state: Path, page: Any, tmp_path: Path
+) -> None:
+    """A plain ``--to html`` export with no rubriclab step: with no saved state, nbconvert skips
+    the live form (its WidgetsDataTypeFilter) and draws each view's static HTML, offline. A
+    guard for the report that views come out blank when no state is saved (they do not; only
+    saved state, which nbclient stores by default, selects the live form: see the test above)."""
+    html = _nbconvert(executed_without_state, "--to", "html")
+    heights = _views_in_page(page, html)
+    assert all(h > 20 for h in heights.values()), heights
+    assert page.get_by_text("MOCK judge").first.is_visible()
+    assert page.get_by_text("3-5 business days.").first.is_visible()
+    page.set_viewport_size({"width": 1100, "height": 900})
+    shots = Path(__file__).resolve().parent / "browser" / "artifacts"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "export-plain-html-no-state.png"), full_page=True)
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.parametrize(

@@ -52,6 +52,7 @@ from .metrics import (
 from .prompt_template import PromptTemplate
 from .rouge import Rouge
 from .task import EvalResult, EvalTask
+from .trajectory import TrajectorySingleToolUse
 
 __all__ = [
     "AutoraterConfig",
@@ -69,6 +70,7 @@ __all__ = [
     "Rouge",
     "RubricBasedMetric",
     "RubricGenerationConfig",
+    "TrajectorySingleToolUse",
     "notebook_utils",
     "utils",
 ]

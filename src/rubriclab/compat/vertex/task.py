@@ -45,6 +45,7 @@ from ...files import atomic_write_text, atomic_writer
 from ...judges import Judge
 from ...judges.sync import run_sync
 from ...metrics.computation import COMPUTATION, ComputationMetric
+from ...metrics.trajectory import TOOL_CALL, TRAJECTORY, TrajectoryMetric
 from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats
 from ...templates import TemplateError, brace_placeholders, format_braces
@@ -61,10 +62,22 @@ from .runnable import run_runnable
 __all__ = ["EvalResult", "EvalTask", "MissingColumnError"]
 
 AnyMetric = (
-    RubricBasedMetric | PointwiseMetric | PairwiseMetric | ComputationMetric | CustomMetric | str
+    RubricBasedMetric
+    | PointwiseMetric
+    | PairwiseMetric
+    | ComputationMetric
+    | CustomMetric
+    | TrajectoryMetric
+    | str
 )
 #: metrics that run here without a judge
-_LOCAL = (ComputationMetric, CustomMetric)
+_LOCAL = (ComputationMetric, CustomMetric, TrajectoryMetric)
+#: every metric given by name: computation, trajectory and tool-call metrics (Vertex's names)
+_BY_NAME: dict[str, ComputationMetric | TrajectoryMetric] = {
+    **COMPUTATION,
+    **TRAJECTORY,
+    **TOOL_CALL,
+}
 ModelArg = Judge | str | Callable[[str], Any] | None
 
 #: our fields, which Vertex's metrics table leaves out (they stay on ``EvalResult.result``)
@@ -143,12 +156,13 @@ class EvalTask:
                 | PointwiseMetric
                 | PairwiseMetric
                 | ComputationMetric
-                | CustomMetric,
+                | CustomMetric
+                | TrajectoryMetric,
             ):
                 raise TypeError(
                     f"metrics[{n}] is {metric!r}: the Vertex layer runs RubricBasedMetric, "
                     "PointwiseMetric, PairwiseMetric, CustomMetric, Rouge and computation "
-                    f"metrics by name ({', '.join(COMPUTATION)})"
+                    f"metrics by name ({', '.join(_BY_NAME)})"
                 )
         self.experiment = experiment
         self.metric_column_mapping = dict(metric_column_mapping or {})
@@ -289,7 +303,7 @@ class EvalTask:
         any_mock = default is not None and default.is_mock
         described = default.describe() if default is not None else "no judge (computation metrics)"
         for metric in self._resolved:
-            if isinstance(metric, ComputationMetric):  # no judge: scored against `reference`
+            if isinstance(metric, ComputationMetric | TrajectoryMetric):  # no judge
                 for column, values in _computed(metric, frame).items():
                     frame[column] = pd.Series(values, index=frame.index)
                 infos.append(MetricInfo(metric.name, metric.kind, None, metric.description))
@@ -509,13 +523,20 @@ def _custom(metric: CustomMetric, frame: pd.DataFrame) -> dict[str, list[Any]]:
     return out
 
 
-def _computation(name: str, position: int) -> ComputationMetric:
-    """A computation metric by its Vertex name (``"exact_match"``, ``"bleu"``, ``"rouge_l_sum"``)."""
-    metric = COMPUTATION.get(name.strip().lower())
+def _computation(name: str, position: int) -> ComputationMetric | TrajectoryMetric:
+    """A metric by its Vertex name: computation (``"exact_match"``, ``"bleu"``), trajectory
+    (``"trajectory_exact_match"``) or tool-call (``"tool_name_match"``)."""
+    key = name.strip().lower()
+    metric = _BY_NAME.get(key)
     if metric is None:
+        hint = (
+            ": it needs the tool's name, rubriclab.metrics.trajectory_single_tool_use(tool_name)"
+            if key == "trajectory_single_tool_use"
+            else ""
+        )
         raise ValueError(
-            f"Metric name: {name} is not supported. metrics[{position}] must be one of "
-            f"{', '.join(COMPUTATION)}, or a metric object"
+            f"Metric name: {name} is not supported{hint}. metrics[{position}] must be one of "
+            f"{', '.join(_BY_NAME)}, or a metric object"
         )
     return metric
 
@@ -524,8 +545,12 @@ def _name(metric: Any) -> str:
     return str(metric.name) if isinstance(metric, _LOCAL) else str(metric.metric_name)
 
 
-def _computed(metric: ComputationMetric, frame: pd.DataFrame) -> dict[str, list[Any]]:
+def _computed(
+    metric: ComputationMetric | TrajectoryMetric, frame: pd.DataFrame
+) -> dict[str, list[Any]]:
     """``{metric}/score`` (and our ``error`` / ``rationale``) for every row of ``frame``."""
+    if isinstance(metric, TrajectoryMetric):
+        return _trajectory_scores(metric, frame)
     for column in ("response", metric.reference_column):
         if column not in frame.columns:
             raise MissingColumnError(
@@ -538,6 +563,33 @@ def _computed(metric: ComputationMetric, frame: pd.DataFrame) -> dict[str, list[
         metric.score_one(_cell(r), _cell(ref))
         for r, ref in zip(frame["response"], frame[metric.reference_column], strict=True)
     ]
+    m = metric.name
+    return {
+        col(m, SCORE): [o.score for o in outcomes],
+        col(m, ERROR): [o.error for o in outcomes],
+        col(m, RATIONALE): [o.rationale for o in outcomes],
+    }
+
+
+def _trajectory_scores(metric: TrajectoryMetric, frame: pd.DataFrame) -> dict[str, list[Any]]:
+    """A trajectory or tool-call metric on its own columns (``predicted_trajectory`` /
+    ``reference_trajectory``, or ``response`` / ``reference``), cells passed as they are (lists
+    of calls or their JSON text)."""
+    wanted = [metric.predicted_column]
+    if metric.needs_reference:
+        wanted.append(metric.reference_column)
+    for column in wanted:
+        if column not in frame.columns:
+            raise MissingColumnError(
+                f"Required column `{column}` not found in the evaluation dataset. The columns "
+                f"in the evaluation dataset are {list(map(str, frame.columns))}; metric "
+                f"{metric.name!r} needs it (add it, or map yours with metric_column_mapping)"
+            )
+    preds = frame[metric.predicted_column].tolist()
+    refs = (
+        frame[metric.reference_column].tolist() if metric.needs_reference else [None] * len(preds)
+    )
+    outcomes = [metric.score_one(p, r) for p, r in zip(preds, refs, strict=True)]
     m = metric.name
     return {
         col(m, SCORE): [o.score for o in outcomes],
