@@ -4,7 +4,8 @@ One module per kind, each implementing the :class:`Metric` protocol (``base``): 
 (pointwise rubric metrics and the predefined ones), ``pairwise`` (candidate vs baseline, and
 the pairwise twins ``rl.metrics.pairwise.TEXT_QUALITY`` ...), ``template`` (a user-written
 judge prompt, e.g. over agent traces), ``computation`` (exact match, ROUGE, BLEU against a
-reference), ``trajectory`` (tool-call trajectories, Vertex's names) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
+reference), ``trajectory`` (tool-call trajectories, Vertex's names), ``conversation`` (whole
+conversations judged) and ``panel`` (several judges per rubric metric, ``judges=[...]``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ from .computation import (
     rouge_2,
     rouge_l,
     rouge_l_sum,
+)
+from .conversation import (
+    CONVERSATION,
+    CONVERSATION_QUALITY,
+    KNOWLEDGE_RETENTION,
+    ROLE_ADHERENCE,
+    TASK_COMPLETION,
+    ConversationMetric,
 )
 from .pairwise import PairwiseRubricMetric
 from .rubric import (
@@ -52,17 +61,23 @@ from .trajectory import (
 
 __all__ = [
     "COMPUTATION",
+    "CONVERSATION",
+    "CONVERSATION_QUALITY",
     "GENERAL_QUALITY",
     "GENERATORS",
     "INSTRUCTION_FOLLOWING",
+    "KNOWLEDGE_RETENTION",
     "MULTIMODAL_UNDERSTANDING",
     "OUTPUT_FORMAT_INSTRUCTION",
     "PREDEFINED",
+    "ROLE_ADHERENCE",
+    "TASK_COMPLETION",
     "TEXT_QUALITY",
     "TOOL_CALL",
     "TRAJECTORY",
     "TRAJECTORY_QUALITY",
     "ComputationMetric",
+    "ConversationMetric",
     "Judged",
     "Metric",
     "PairwiseRubricMetric",
