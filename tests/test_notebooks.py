@@ -15,7 +15,15 @@ from nbclient import NotebookClient
 from rubriclab.testing import FakeJudgeServer
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-OURS = ["quickstart", "analytic_rubric", "multimodal_pairwise", "magics", "judge_card", "checks"]
+OURS = [
+    "quickstart",
+    "analytic_rubric",
+    "multimodal_pairwise",
+    "magics",
+    "judge_card",
+    "checks",
+    "conversations",
+]
 
 
 def _outputs_text(nb: nbformat.NotebookNode) -> str:
