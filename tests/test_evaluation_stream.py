@@ -191,7 +191,7 @@ def test_an_output_holding_another_run_is_never_overwritten(tmp_path: Path) -> N
     (tmp_path / "plain.jsonl").write_text('{"a": 1}\n')
     with pytest.raises(ValueError, match="not a streamed rubriclab result"):
         rl.evaluate(frame(4), [METRIC], judge="mock", output=tmp_path / "plain.jsonl")
-    with pytest.raises(ValueError, match=r"output must end in \.parquet or \.jsonl"):
+    with pytest.raises(ValueError, match=r"output must end in \.parquet, \.jsonl or \.jsonl\.gz"):
         rl.evaluate(frame(4), [METRIC], judge="mock", output=tmp_path / "r.csv")
 
 

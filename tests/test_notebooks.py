@@ -23,6 +23,7 @@ OURS = [
     "judge_card",
     "checks",
     "workbench",
+    "conversations",
 ]
 
 

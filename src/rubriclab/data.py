@@ -31,10 +31,12 @@ __all__ = [
     "ImageRoots",
     "Media",
     "cases_to_frame",
+    "conversation_cell",
     "image_roots",
     "rubric_cell",
     "to_cases",
     "to_frame",
+    "transcript",
 ]
 
 #: the canonical fields a case has; a column mapping renames user columns onto these
@@ -86,6 +88,8 @@ class Case:
     bound: Mapping[str, Any] | None = None
     """What a template metric binds instead of the row's fields (a trace adapter binds the raw
     span or trace under ``input_span`` / ``input_trace``)."""
+    conversation: list[dict[str, Any]] | None = None
+    """The row's messages (``conversation_cell``'s form), when the data has a conversation."""
 
     def variables(self) -> dict[str, Any]:
         """What templates see: the canonical fields plus every other input column."""
@@ -99,6 +103,9 @@ class Case:
             has_media=bool(self.media),
             case_id=self.id,
         )
+        if self.conversation is not None:
+            out["conversation"] = self.conversation
+            out["transcript"] = transcript(self.conversation)
         return out
 
 
@@ -174,11 +181,10 @@ def to_cases(
     roots = image_roots(data_dir, image_dirs)
     frame = to_frame(data)
     mapping = dict(mapping or {})
-    unknown = sorted(set(mapping) - {*FIELDS, "image", "rubric"})
+    mappable = [*FIELDS, "image", "rubric", "conversation"]
+    unknown = sorted(set(mapping) - set(mappable))
     if unknown:
-        raise DataError(
-            f"column mapping names unknown fields {unknown}; map any of {[*FIELDS, 'image', 'rubric']}"
-        )
+        raise DataError(f"column mapping names unknown fields {unknown}; map any of {mappable}")
     for target, source in mapping.items():
         if source not in frame.columns:
             raise DataError(
@@ -186,7 +192,9 @@ def to_cases(
                 f"(columns: {', '.join(map(str, frame.columns))})"
             )
     col = {f: mapping.get(f, f) for f in FIELDS}
-    required = ["prompt"] + (["response"] if need_response else [])
+    talk_col = mapping.get("conversation", "conversation")
+    talks = talk_col in frame.columns  # prompt and response then default to the conversation's
+    required = [] if talks else ["prompt"] + (["response"] if need_response else [])
     required += ["baseline_model_response"] if need_baseline else []
     for name in required:
         if col[name] not in frame.columns:
@@ -194,7 +202,7 @@ def to_cases(
             raise DataError(f"the data has no {col[name]!r} column: {hint}")
     media_cols = _media_columns(frame, mapping.get("image"))
     rubric_col = mapping.get("rubric", "rubric")
-    used = {*(c for c in col.values()), *media_cols, rubric_col}
+    used = {*(c for c in col.values()), *media_cols, rubric_col, talk_col}
     extra_cols = [c for c in frame.columns if c not in used]
 
     # column by column: a cell that is already text (nearly all) is taken as it is, the rest
@@ -203,6 +211,7 @@ def to_cases(
     fields = [(f, col[f], _cells(frame, col[f])) for f in FIELDS if col[f] in frame.columns]
     media = [(c, _cells(frame, c)) for c in media_cols]
     rubrics = _cells(frame, rubric_col) if rubric_col in frame.columns else None
+    conversations = _cells(frame, talk_col) if talks else None
     extras = [(str(c), _cells(frame, c)) for c in extra_cols]
     cases: list[Case] = []
     for pos, label in enumerate(labels):
@@ -213,9 +222,20 @@ def to_cases(
             if type(value) is not str:
                 value = _content(problems, None, _text, value, _where(pos, label), column)
             values[f] = value
+        talk = None
+        if conversations is not None:
+            talk = _content(
+                problems, None, conversation_cell, conversations[pos], _where(pos, label), talk_col
+            )
+            if talk is not None:
+                _defaults_from(talk, values)
         prompt = values.get("prompt")
-        if prompt is None or not prompt.strip():
-            problems.insert(0, f"no prompt (column {col['prompt']!r} is empty in this row)")
+        if talk is None and (prompt is None or not prompt.strip()):
+            if conversations is None or col["prompt"] in frame.columns:
+                problems.insert(0, f"no prompt (column {col['prompt']!r} is empty in this row)")
+            elif _missing(conversations[pos]):
+                problems.insert(0, f"no conversation (column {talk_col!r} is empty in this row)")
+            # else the conversation cell could not be read: its problem is noted already
         row_media: list[Media] = []
         no_media: list[Media] = []
         for column, cells in media:
@@ -239,6 +259,7 @@ def to_cases(
                 context=values.get("context"),
                 media=row_media,
                 rubric=rubric,
+                conversation=talk,
                 extra={name: cells[pos] for name, cells in extras},
                 error="; ".join(problems) or None,
             )
@@ -477,3 +498,149 @@ def rubric_cell(value: Any, where: str, column: str) -> Rubric | None:
             f"{where}, column {column!r}: not a valid rubric: {error_text(exc)}"
         ) from None
     return None
+
+
+# -- conversations -------------------------------------------------------------------------------
+
+#: the roles a message may have (OpenAI's chat roles)
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def conversation_cell(value: Any, where: str, column: str) -> list[dict[str, Any]] | None:
+    """A conversation cell as messages ``{"role", "content", "tool_calls"}`` (plus ``name`` /
+    ``tool_call_id`` when given); None when empty.
+
+    Accepts a list of OpenAI-style messages, ``{"messages": [...]}``, or the JSON text of either
+    (a CSV or JSONL cell). Content may be text or a list of parts (text parts are joined, other
+    parts shown as ``[image]`` etc.); a tool call's arguments are kept as text. The text is the
+    participants' and is never read as anything but text.
+    """
+    if _missing(value):
+        return None
+    cell = f"{where}, column {column!r}"
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"{cell}: a conversation must be a list of messages or its JSON text "
+                f"(the text does not parse: {exc.msg} at character {exc.pos})"
+            ) from None
+    if isinstance(value, Mapping) and "messages" in value:
+        value = value["messages"]
+    if isinstance(value, np.ndarray):  # parquet hands lists back as arrays
+        value = value.tolist()
+    if not isinstance(value, list | tuple):
+        raise DataError(
+            f"{cell}: a conversation must be a list of messages, got {type(value).__name__}"
+        )
+    if not value:
+        raise DataError(f"{cell}: the conversation has no messages")
+    return [_message(m, f"{cell}, message {i + 1}") for i, m in enumerate(value)]
+
+
+def _message(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise DataError(f"{where}: a message must be a dict with 'role' and 'content'")
+    role = raw.get("role")
+    if role not in ROLES:
+        shown = "no 'role'" if role is None else f"role {_shown(str(role))}"
+        raise DataError(f"{where}: {shown}; a role is one of {', '.join(ROLES)}")
+    content = _message_text(raw.get("content"), where)
+    calls = raw.get("tool_calls")
+    if isinstance(calls, np.ndarray):
+        calls = calls.tolist()
+    if calls is None or (isinstance(calls, float) and math.isnan(calls)):
+        calls = []
+    if not isinstance(calls, list | tuple):
+        raise DataError(f"{where}: 'tool_calls' must be a list")
+    if calls and role != "assistant":
+        raise DataError(f"{where}: only an assistant message makes tool calls (this is {role})")
+    tool_calls = [_tool_call(c, f"{where}, tool call {j + 1}") for j, c in enumerate(calls)]
+    if content is None and not tool_calls:
+        raise DataError(f"{where}: the message has no 'content'")
+    out: dict[str, Any] = {"role": role, "content": content or "", "tool_calls": tool_calls}
+    for key in ("name", "tool_call_id"):
+        if isinstance(raw.get(key), str) and raw[key]:
+            out[key] = raw[key]
+    return out
+
+
+def _message_text(content: Any, where: str) -> str | None:
+    if _missing(content):
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, np.ndarray):
+        content = content.tolist()
+    if isinstance(content, list | tuple):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, Mapping) and isinstance(part.get("type"), str):
+                parts.append(f"[{part['type'].replace('_url', '')}]")
+            else:
+                raise DataError(f"{where}: a content part must be text or a typed part")
+        return "\n".join(parts)
+    raise DataError(f"{where}: 'content' must be text, got {type(content).__name__}")
+
+
+def _tool_call(raw: Any, where: str) -> dict[str, Any]:
+    """``{"name", "arguments"}`` from OpenAI's ``{"function": {"name", "arguments"}}`` form (or
+    a flat ``{"name", "arguments"}``); arguments as text, as the model wrote them."""
+    if not isinstance(raw, Mapping):
+        raise DataError(f"{where}: a tool call must be a dict")
+    fn = raw.get("function", raw)
+    name = fn.get("name") if isinstance(fn, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise DataError(f"{where}: a tool call needs a function 'name'")
+    args = fn.get("arguments", "")
+    if not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False, default=str)
+    out = {"name": name, "arguments": args}
+    if isinstance(raw.get("id"), str):
+        out["id"] = raw["id"]
+    return out
+
+
+def _defaults_from(messages: Sequence[Mapping[str, Any]], values: dict[str, str | None]) -> None:
+    """No prompt or response column: the first user message and the last assistant one."""
+    if values.get("prompt") is None:
+        values["prompt"] = next((m["content"] for m in messages if m["role"] == "user"), "")
+    if values.get("response") is None:
+        said = [m for m in messages if m["role"] == "assistant"]
+        values["response"] = said[-1]["content"] if said else ""
+
+
+def transcript(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The conversation as a fixed block of text for a judge prompt.
+
+    Each message starts with a header line at the margin (``[message 3] assistant (turn 2)``);
+    every line of its text starts with ``| ``, and each tool call is one line of JSON, so
+    nothing a participant wrote can start a line of its own: no message text can pose as
+    another message, a role, or the end of the block.
+    """
+    lines: list[str] = []
+    turn = 0
+    for i, m in enumerate(messages, start=1):
+        role = m["role"]
+        head = f"[message {i}] {role}"
+        if role == "assistant":
+            turn += 1
+            head += f" (turn {turn})"
+        if role == "tool" and m.get("tool_call_id"):
+            head += f" (result for call {json.dumps(m['tool_call_id'], ensure_ascii=False)})"
+        lines.append(head)
+        text = m.get("content") or ""
+        if text or not m.get("tool_calls"):
+            lines += ["| " + line for line in text.splitlines() or [""]]
+        for call in m.get("tool_calls") or ():
+            shown = {"name": call["name"], "arguments": call["arguments"]}
+            lines.append("tool call: " + json.dumps(shown, ensure_ascii=False))
+    return "\n".join(lines)

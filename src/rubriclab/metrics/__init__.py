@@ -4,9 +4,10 @@ One module per kind, each implementing the :class:`Metric` protocol (``base``): 
 (pointwise rubric metrics and the predefined ones), ``pairwise`` (candidate vs baseline, and
 the pairwise twins ``rl.metrics.pairwise.TEXT_QUALITY`` ...), ``template`` (a user-written
 judge prompt, e.g. over agent traces), ``computation`` (exact match, ROUGE, BLEU against a
-reference), ``trajectory`` (tool-call trajectories, Vertex's names), ``panel`` (several judges
-per rubric metric, ``judges=[...]``) and ``rag`` (faithfulness, answer relevance, context
-relevance / precision / recall over a ``context``).
+reference), ``trajectory`` (tool-call trajectories, Vertex's names), ``conversation`` (whole
+conversations judged), ``panel`` (several judges per rubric metric, ``judges=[...]``) and
+``rag`` (faithfulness, answer relevance, context relevance / precision / recall over a
+``context``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from .computation import (
     rouge_2,
     rouge_l,
     rouge_l_sum,
+)
+from .conversation import (
+    CONVERSATION,
+    CONVERSATION_QUALITY,
+    KNOWLEDGE_RETENTION,
+    ROLE_ADHERENCE,
+    TASK_COMPLETION,
+    ConversationMetric,
 )
 from .pairwise import PairwiseRubricMetric
 from .rag import (
@@ -67,19 +76,25 @@ __all__ = [
     "CONTEXT_PRECISION",
     "CONTEXT_RECALL",
     "CONTEXT_RELEVANCE",
+    "CONVERSATION",
+    "CONVERSATION_QUALITY",
     "FAITHFULNESS",
     "GENERAL_QUALITY",
     "GENERATORS",
     "INSTRUCTION_FOLLOWING",
+    "KNOWLEDGE_RETENTION",
     "MULTIMODAL_UNDERSTANDING",
     "OUTPUT_FORMAT_INSTRUCTION",
     "PREDEFINED",
     "RAG",
+    "ROLE_ADHERENCE",
+    "TASK_COMPLETION",
     "TEXT_QUALITY",
     "TOOL_CALL",
     "TRAJECTORY",
     "TRAJECTORY_QUALITY",
     "ComputationMetric",
+    "ConversationMetric",
     "Judged",
     "Metric",
     "PairwiseRubricMetric",
