@@ -17,6 +17,7 @@ from typing import Any
 from ..columns import ERROR, field_of
 from ..scale import format_count
 from ._assets import BundleMissingError
+from ._file_rows import is_big_file
 from ._source import as_source
 from ._static.common import esc, fmt_rate, fmt_score, fmt_std
 from ._static.table import table_html, table_text
@@ -53,6 +54,10 @@ def result_mimebundle(
     result: Any, title: str | None = None, metrics: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """The MIME bundle for a result: live ``ResultTable`` in a kernel plus static forms."""
+    if is_big_file(result) and not _in_kernel():
+        # outside a kernel a big file shows its summary, never its million rows
+        data: dict[str, Any] = result._repr_mimebundle_()
+        return data
     if _in_kernel():
         try:
             data, _meta = ResultTable(result, title=title, metrics=metrics)._repr_mimebundle_()

@@ -18,8 +18,9 @@ from ._assets import EsmBundle
 from ._base import RubricView
 from ._cells import case_payload, columns_payload
 from ._charts import chart_data
+from ._file_rows import SAMPLE_ROWS, FileQuery, FileRows, is_big_file
 from ._query import Query, TableQuery
-from ._source import as_source
+from ._source import Source, as_source
 from ._static.table import table_html, table_text
 from .labelling import disagreeing_rows, label_form, save_labels
 
@@ -63,8 +64,15 @@ class ResultTable(RubricView):
         height: int = 420,
         page_size: int = 200,
     ) -> None:
-        source = as_source(result, metrics)
+        #: a big result file is read page by page, never loaded (see ``_file_rows``)
+        self._file: FileQuery | None = None
+        if is_big_file(result):
+            source, self._file = _file_source(result, metrics)
+        else:
+            source = as_source(result, metrics)
         cols, default_visible = columns_payload(source)
+        if self._file is not None:  # the row numbers go up to the file's last row
+            cols[0]["width"] = min(max(8 * len(str(self._file.total)) + 22, 48), 200)
         keys = [c["key"] for c in cols]
         if columns is not None:
             unknown = [c for c in columns if c not in keys]
@@ -77,7 +85,8 @@ class ResultTable(RubricView):
         if page_size < 1 or page_size > 1000:
             raise ValueError(f"page_size must be between 1 and 1000, got {page_size}")
         self._source = source
-        self._result = result if isinstance(result, EvalResult) else None
+        # labels of a big file would need its table (disagreements, the label store's rows)
+        self._result = result if isinstance(result, EvalResult) and self._file is None else None
         self._query = TableQuery(source, disagree=self._disagree)
         super().__init__(
             labelling=self._result is not None,
@@ -87,8 +96,8 @@ class ResultTable(RubricView):
             summary=source.summary,
             metrics=[{"name": m.name, "kind": m.kind} for m in source.metrics],
             verdicts=self._query.verdicts(),
-            criteria=self._query.criteria_options(),
-            total=len(source.table),
+            criteria=self._query.criteria_options() if self._file is None else {},
+            total=len(source.table) if self._file is None else self._file.total,
             is_mock=source.is_mock,
             judge=source.judge,
             title=title or "",
@@ -104,14 +113,18 @@ class ResultTable(RubricView):
     def update(self, result: Any, progress: Mapping[str, Any] | None = None) -> None:
         """Show ``result`` (more rows of a live run, or its final result) in this view, keeping
         the columns the reader chose; ``progress`` is the run's progress line."""
-        source = as_source(result)
+        self._file = None
+        if is_big_file(result):
+            source, self._file = _file_source(result, None)
+        else:
+            source = as_source(result)
         cols, default_visible = columns_payload(source)
         known = {c["key"] for c in self.columns}
         keys = [c["key"] for c in cols]
         chosen = set(self.visible)
         visible = [k for k in keys if k in chosen or (k not in known and k in default_visible)]
         self._source = source
-        self._result = result if isinstance(result, EvalResult) else None
+        self._result = result if isinstance(result, EvalResult) and self._file is None else None
         self._query = TableQuery(source, disagree=self._disagree)
         running = progress is not None and progress.get("state") == "running"
         with self.hold_sync():
@@ -120,12 +133,13 @@ class ResultTable(RubricView):
             self.summary = source.summary
             self.metrics = [{"name": m.name, "kind": m.kind} for m in source.metrics]
             self.verdicts = self._query.verdicts()
-            self.criteria = self._query.criteria_options()
+            self.criteria = self._query.criteria_options() if self._file is None else {}
+            self.labelling = self._result is not None
             self.is_mock = source.is_mock
             self.judge = source.judge
             self.progress = dict(progress) if progress else None  # type: ignore[assignment]
             self.live = self._live_payload() if running else None  # type: ignore[assignment]
-            self.total = len(source.table)
+            self.total = len(source.table) if self._file is None else self._file.total
 
     LIVE_ROWS = 1000
 
@@ -158,16 +172,21 @@ class ResultTable(RubricView):
 
     @property
     def result_table(self) -> Any:
-        """The DataFrame this view shows (not a copy)."""
+        """The DataFrame this view shows (not a copy); for a big result file, its first rows
+        (the view reads the others from the file)."""
         return self._source.table
 
     def _page(self, request: Mapping[str, Any]) -> dict[str, Any]:
         columns = request.get("columns") or self.visible
         start = int(request.get("start", 0))
         stop = int(request.get("stop", start + self.page_size))
+        if self._file is not None:
+            return self._file.page(request.get("query"), start, stop, [str(c) for c in columns])
         return self._query.page(request.get("query"), start, stop, [str(c) for c in columns])
 
     def _export(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        if self._file is not None:
+            raise self._file.needs_whole("exporting the rows")
         return self._query.export(
             request.get("query"),
             self._export_columns(request.get("columns") or "visible"),
@@ -188,6 +207,8 @@ class ResultTable(RubricView):
         return [str(c) for c in columns]
 
     def _charts(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        if self._file is not None:
+            return {"charts": self._file.charts(request.get("query"))}
         positions = self._query.view(Query(request.get("query"), self._source))
         everything = len(positions) == len(self._source.table)
         return {"charts": chart_data(self._source, None if everything else positions)}
@@ -202,6 +223,8 @@ class ResultTable(RubricView):
         """The rows ``query`` selects (filtered, sorted) as CSV or JSON Lines text: every field
         of the result by default, as the view's download buttons save them; ``columns=
         "visible"`` for the columns shown, or a list of column keys."""
+        if self._file is not None:
+            raise self._file.needs_whole("exporting the rows")
         return str(self._query.export(query, self._export_columns(columns), fmt)["text"])
 
     def charts(self, query: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -212,6 +235,8 @@ class ResultTable(RubricView):
         self, start: int = 0, stop: int = 200, query: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """The rows the browser would get for ``query`` (for tests and scripts)."""
+        if self._file is not None:
+            return self._file.page(query, start, stop, list(self.visible))
         return self._query.page(query, start, stop, list(self.visible))
 
     @traitlets.validate("visible")
@@ -228,6 +253,12 @@ class ResultTable(RubricView):
         if pos < 0:
             self.detail = None  # type: ignore[assignment]
             return
+        if self._file is not None:
+            if pos >= self._file.total:
+                self.selected = -1
+                return
+            self.detail = self._file.case(pos, self._source.metrics)
+            return
         if pos >= len(self._source.table):
             self.selected = -1
             return
@@ -238,3 +269,23 @@ class ResultTable(RubricView):
 
     def static_html(self) -> str:
         return table_html(self._source, self.title)
+
+
+def _file_source(result: Any, metrics: Sequence[str] | None) -> tuple[Source, FileQuery]:
+    """A big result file's view: the summary and metrics from its header, column kinds from
+    its first rows, every page from the file."""
+    rows = FileRows(result)
+    header_only = as_source(_HeaderResult(result, rows.head(SAMPLE_ROWS)), metrics)
+    return header_only, FileQuery(rows, header_only)
+
+
+class _HeaderResult:
+    """What ``as_source`` reads of a big file: its first rows as the table, the rest from
+    the header (the summary is the header's, never computed from those rows)."""
+
+    def __init__(self, result: Any, head: Any) -> None:
+        self.table = head
+        self.metrics = result.metrics
+        self.is_mock = result.is_mock
+        self.judge = result.judge
+        self.summary = result.summary
