@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -291,3 +292,65 @@ def test_two_nodes_judge_rows_like_a_local_run_and_keep_no_key(
             except OSError:
                 continue
     assert not leaks, leaks
+
+
+def _actor_pids(cluster: Cluster) -> list[int]:
+    """Judging actors of this cluster: children of its raylets named ``ray::MapWorker``."""
+    raylets, actors = set(), []
+    procs = [p for p in Path("/proc").iterdir() if p.name.isdigit()]
+    for proc in procs:
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "raylet" in cmd and str(cluster.root) in cmd:
+            raylets.add(proc.name)
+    for proc in procs:
+        try:
+            stat = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if stat[1] in raylets and "MapWorker" in cmd:
+            actors.append(int(proc.name))
+    return actors
+
+
+def test_a_killed_actors_rows_are_retried_and_come_back_once(
+    cluster: Cluster, judge_server: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = _judge(monkeypatch, judge_server)
+    metric = rl.metrics.RubricMetric(rubric=RUBRIC, name="check")
+    data = frame(24)
+    judge_server.reset()
+    judge_server.latency = 0.3  # a run long enough to kill an actor in the middle of it
+    killed: list[int] = []
+
+    def kill_one() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and judge_server.calls < 6:
+            time.sleep(0.05)
+        pids = _actor_pids(cluster)
+        if pids:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    import threading
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    try:
+        ds = ray.data.from_pandas([data.iloc[i : i + 2] for i in range(0, 24, 2)])
+        rows = rl_ray.evaluate(
+            ds, [metric], judge=judge, concurrency=2, max_concurrency=1, num_cpus=0.6, batch_size=2
+        ).take_all()
+    finally:
+        killer.join()
+        judge_server.latency = 0.0
+    assert killed, "no judging actor was found to kill"
+    got = pd.DataFrame(rows)
+    assert sorted(got["id"]) == list(range(24))  # every row once: none lost, none twice
+    assert got["check/error"].isna().all()
+    asked = Counter(_row_of(body) for body in judge_server.requests)
+    assert set(asked) == set(range(24))  # every row reached the judge
+    assert sum(asked.values()) >= 24
