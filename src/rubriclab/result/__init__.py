@@ -73,6 +73,7 @@ __all__ = [
     "RowErrorWarning",
     "RowErrors",
     "RunStats",
+    "decode_saved_cells",
     "from_json_text",
     "labels_path",
     "load_result",
@@ -908,17 +909,7 @@ def load_result(path: str | Path) -> EvalResult:
                 ) from None
             records = [json.loads(line) for line in fh if line.strip()]
         frame = pd.DataFrame.from_records(records, columns=header.get("columns"))
-    if header.get("version", 1) < 2:
-        _decode_tagged(frame)
-    else:
-        for column in header.get("json_columns", []):
-            if column in frame.columns:
-                frame[column] = frame[column].map(from_json_text)
-    for column in frame.columns:
-        if field_of(str(column)) == RUBRIC or column == RUBRIC:
-            frame[column] = frame[column].map(
-                lambda v: Rubric.from_saved(v) if isinstance(v, dict) else v
-            )
+    decode_saved_cells(frame, header)
     result = EvalResult(
         frame,
         [MetricInfo.from_dict(m) for m in header.get("metrics", [])],
@@ -956,6 +947,8 @@ class FileResult(EvalResult):
         #: a streamed run's file source as it was judged (size, mtime_ns), None if not a file
         self.stream_source: Any = (header.get("stream") or {}).get("source")
         self._columns = {str(c) for c in header.get("columns") or []}
+        #: the file's header as read (views that page the file decode cells with it)
+        self.header: Mapping[str, Any] = header
 
     def has_column(self, column: str) -> bool:
         if self._table is None and self._columns:
@@ -995,14 +988,21 @@ class FileResult(EvalResult):
             return self._agreement[name]
         return super().panel_agreement(name)
 
+    @property
+    def too_big_to_load(self) -> bool:
+        """Whether the table is unread and holds more than ``DISPLAY_LOAD_MAX_ROWS`` rows: views
+        and reprs then read the header or pages of the file, never the whole table."""
+        rows = self.row_count
+        return self._table is None and rows > DISPLAY_LOAD_MAX_ROWS
+
     def _errors_readable(self) -> bool:
-        return self._table is not None or self.row_count <= DISPLAY_LOAD_MAX_ROWS
+        return not self.too_big_to_load
 
     def __repr__(self) -> str:
         return super().__repr__().replace("<EvalResult", f"<EvalResult in {self.path.name}", 1)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        if self._table is not None or self.row_count <= DISPLAY_LOAD_MAX_ROWS:
+        if not self.too_big_to_load:
             return super()._repr_mimebundle_(include, exclude)
         # a streamed run of millions of rows: showing it must not load it
         text = (
@@ -1010,6 +1010,23 @@ class FileResult(EvalResult):
             f"(the {format_count(self.row_count, 'row')} stay in {str(self.path)!r}; result.table loads them)"
         )
         return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
+
+
+def decode_saved_cells(frame: pd.DataFrame, header: Mapping[str, Any]) -> None:
+    """Turn a saved file's cells back into values, in place: nested fields from their JSON text
+    (the header names those columns) and rubrics from their dicts. ``frame`` may hold any of the
+    file's columns (a page of rows read by a view, or the whole table)."""
+    if header.get("version", 1) < 2:
+        _decode_tagged(frame)
+    else:
+        for column in header.get("json_columns", []):
+            if column in frame.columns:
+                frame[column] = frame[column].map(from_json_text)
+    for column in frame.columns:
+        if field_of(str(column)) == RUBRIC or column == RUBRIC:
+            frame[column] = frame[column].map(
+                lambda v: Rubric.from_saved(v) if isinstance(v, dict) else v
+            )
 
 
 def _read_format(path: Path) -> str:

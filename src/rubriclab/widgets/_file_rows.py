@@ -19,11 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import result as result_module
-from ..columns import ERROR, PASSED, RUBRIC, SCORE, SWAP_CONSISTENT, VERDICT, col, field_of
-from ..result import FileResult, from_json_text
+from ..columns import ERROR, PASSED, SCORE, SWAP_CONSISTENT, VERDICT, col
+from ..result import FileResult, decode_saved_cells
 from ..result.formats import open_text, result_format
-from ..rubric import Rubric
 from ..scale import format_count
 from ._cells import case_payload, cell, column_kind
 from ._charts import chart_data
@@ -42,11 +40,7 @@ BATCH_ROWS = 4096
 
 def is_big_file(result: Any) -> bool:
     """Whether ``result`` is a file-backed result too big to load for a view."""
-    return (
-        isinstance(result, FileResult)
-        and not result.loaded
-        and result.row_count > result_module.DISPLAY_LOAD_MAX_ROWS
-    )
+    return isinstance(result, FileResult) and result.too_big_to_load
 
 
 class FileRows:
@@ -57,11 +51,11 @@ class FileRows:
         self.format = result_format(self.path)
         self.total = result.row_count
         self._offsets: np.ndarray | None = None
+        self.header = result.header  # read once, by open_result
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
             self._pf = pq.ParquetFile(self.path)
-            header = json.loads((self._pf.schema_arrow.metadata or {}).get(b"rubriclab", b"{}"))
             self.columns = [str(c) for c in self._pf.schema_arrow.names]
             sizes = [
                 self._pf.metadata.row_group(i).num_rows for i in range(self._pf.num_row_groups)
@@ -70,10 +64,7 @@ class FileRows:
             if int(self._starts[-1]) != self.total:
                 self.total = int(self._starts[-1])
         else:
-            with open_text(self.path) as fh:
-                header = json.loads(fh.readline())["__rubriclab__"]
-            self.columns = [str(c) for c in header.get("columns") or []]
-        self.json_columns = {str(c) for c in header.get("json_columns") or []}
+            self.columns = [str(c) for c in self.header.get("columns") or []]
 
     # -- reading rows ---------------------------------------------------------------------------
     def rows(self, positions: Sequence[int] | np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
@@ -87,13 +78,7 @@ class FileRows:
             frame = self._parquet_rows(wanted, names)
         else:
             frame = self._jsonl_rows(wanted, names)
-        for name in names:
-            if name in self.json_columns:
-                frame[name] = frame[name].map(from_json_text)
-            if name == RUBRIC or field_of(name) == RUBRIC:
-                frame[name] = frame[name].map(
-                    lambda v: Rubric.from_saved(v) if isinstance(v, dict) else v
-                )
+        decode_saved_cells(frame, self.header)
         return frame
 
     def _parquet_rows(self, wanted: np.ndarray, names: list[str]) -> pd.DataFrame:
