@@ -42,6 +42,7 @@ __all__ = [
     "VERDICT",
     "col",
     "field_of",
+    "is_missing_cell",
     "metric_of",
     "mock_judge_of",
     "preview",
@@ -161,6 +162,16 @@ def _is_missing(value: Any) -> bool:
     """pandas' NA and NaT (checked by name so this module needs no pandas import)."""
     kind = type(value).__name__
     return kind in ("NAType", "NaTType")
+
+
+def is_missing_cell(value: Any) -> bool:
+    """Whether a table cell holds nothing: None, a NaN float (numpy's too), pandas' NA or NaT.
+    Blank text and empty lists are values here; callers that treat them as missing say so."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return _is_missing(value)
 
 
 def preview(text: str, limit: int) -> str:

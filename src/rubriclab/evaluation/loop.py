@@ -28,7 +28,7 @@ import pandas as pd
 import yaml
 
 from ..calibration.people import calibrate
-from ..columns import ERROR, RUBRIC, col
+from ..columns import ERROR, RUBRIC, col, is_missing_cell
 from ..comparison import Comparison, compare
 from ..data import rubric_cell, to_cases, to_frame
 from ..files import atomic_write_text
@@ -369,7 +369,9 @@ class RubricLoop:
         for name in self.metric_names:
             errors = col(name, ERROR)
             if errors in table.columns:
-                rows.update(i for i, v in enumerate(table[errors].tolist()) if not _missing(v))
+                rows.update(
+                    i for i, v in enumerate(table[errors].tolist()) if not is_missing_cell(v)
+                )
         return None if len(rows) == n else sorted(rows)
 
     def _agreement(self, result: EvalResult) -> tuple[dict[str, Any], ...]:
@@ -516,15 +518,6 @@ def _spliced(before: EvalResult, part: EvalResult, rows: list[int]) -> EvalResul
         stats=part.stats,
         meta=part.meta,
     )
-
-
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def _text(value: Any) -> str | None:

@@ -32,12 +32,12 @@ reference is the row's error, never a 0.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from ..columns import is_missing_cell
 from ..critique import Outcome
 from ..rubric import Level, Rubric
 from .base import Judged, Rows, judged
@@ -233,10 +233,6 @@ def _kv_match(pred: list[ToolCall], ref: list[ToolCall]) -> tuple[float, str]:
 # -- the metric ------------------------------------------------------------------------------------
 
 
-def _missing_cell(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 @dataclass(frozen=True)
 class TrajectoryMetric:
     """A deterministic metric of predicted tool calls against reference ones (no judge).
@@ -262,9 +258,9 @@ class TrajectoryMetric:
 
     def score_one(self, predicted: Any, reference: Any) -> Outcome:
         """One row's outcome from its two cells (what the Vertex layer may call per row)."""
-        if _missing_cell(predicted):
+        if is_missing_cell(predicted):
             return Outcome(error=f"no {self.predicted_column!r} value to score")
-        if self.needs_reference and _missing_cell(reference):
+        if self.needs_reference and is_missing_cell(reference):
             return Outcome(error=f"no {self.reference_column!r} value to compare with")
         try:
             ref = parse_tool_calls(reference, self.reference_column) if self.needs_reference else []

@@ -8,10 +8,10 @@ those packages: objects are recognised by their shape, and read through their ow
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..columns import is_missing_cell
 from ._base import TraceError
 
 __all__ = ["foreign_records"]
@@ -30,14 +30,6 @@ def _is_mlflow_trace(value: Any) -> bool:
     )
 
 
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return type(value).__name__ in ("NaTType", "NAType")
-
-
 def _plain(value: Any) -> Any:
     """numpy arrays and scalars in a frame's cells as lists and Python numbers."""
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
@@ -52,7 +44,7 @@ def _phoenix_rows(frame: Any) -> list[dict[str, Any]]:
     for label, row in zip(frame.index, frame.itertuples(index=False, name=None), strict=True):
         record: dict[str, Any] = {"context": {}, "attributes": {}}
         for column, cell in zip(columns, row, strict=True):
-            if _missing(cell):
+            if is_missing_cell(cell):
                 continue
             value = _plain(cell)
             if column.startswith("context."):

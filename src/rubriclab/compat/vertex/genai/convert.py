@@ -8,13 +8,13 @@ checklist, one yes/no criterion per rubric.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from ....columns import is_missing_cell
 from ....rubric import Criterion
 from ....rubric import Rubric as LabRubric
 from .cases import EvaluationDataset, Rubric, RubricGroup, cases_frame
@@ -61,13 +61,9 @@ def dataset_frame(dataset: EvaluationDataset, what: str = "dataset") -> pd.DataF
     raise ValueError(f"{what}: EvaluationDataset must have eval_dataset_df or eval_cases populated")
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def rubrics_of(cell: Any, group: str) -> list[Rubric] | None:
     """The Vertex rubrics of ``group`` in one ``rubric_groups`` cell (None: no such group)."""
-    if _missing(cell):
+    if is_missing_cell(cell):
         return None
     if not isinstance(cell, Mapping):
         raise ValueError(
