@@ -26,6 +26,7 @@ from .scale import format_count
 if TYPE_CHECKING:
     from .judges import Judge
     from .result import EvalResult
+    from .run_config import RunConfig
 
 __all__ = ["main"]
 
@@ -471,16 +472,23 @@ def _compare(a: str, b: str, key: str | None, json_out: str | None, gates: list[
 # -- run ----------------------------------------------------------------------------------------
 
 
-def _run(args: argparse.Namespace) -> int:
-    from .evaluation import evaluate
-    from .run_config import ConfigError, load_config
+def _load_run_config(args: argparse.Namespace) -> RunConfig:
+    """The run config named on the command line, with the flags that widen what it may do."""
+    from .run_config import load_config
 
-    config = load_config(
+    return load_config(
         args.config,
         allow_outside=args.allow_outside,
         allow_env=args.allow_env,
         allow_key_for=args.allow_key_for,
     )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .evaluation import evaluate
+    from .run_config import ConfigError
+
+    config = _load_run_config(args)
     try:  # building reads the config's other files: name the config they came from
         judge = _run_judge(config, args.judge, args.model)
         metrics = config.build_metrics()
@@ -633,15 +641,10 @@ def _arena(args: argparse.Namespace) -> int:
     """``rubriclab arena CONFIG``: rank response columns, or the config's models x prompts."""
     from .data import to_frame
     from .ranking import arena
-    from .run_config import ConfigError, load_config
+    from .run_config import ConfigError
     from .run_config.matrix import arena_metric, default_cache, load_model_fn, run_matrix
 
-    config = load_config(
-        args.config,
-        allow_outside=args.allow_outside,
-        allow_env=args.allow_env,
-        allow_key_for=args.allow_key_for,
-    )
+    config = _load_run_config(args)
     out = Path(args.output) if args.output else config.output_dir()
     out.mkdir(parents=True, exist_ok=True)
     options = {"pairs_per_case": args.pairs_per_case, "n_boot": args.n_boot}

@@ -227,23 +227,24 @@ class MetricConfig(BaseModel):
             raise ConfigError(f"{where}.judges: a panel judges pointwise rubric metrics only")
         return metric.with_options(judges=panel, aggregate=self.aggregate or "majority")
 
+    def _rubric_keys_given(self) -> list[str]:
+        """The keys set that only a rubric-judged metric uses (a metric with its own prompt, or
+        none, names them as mistakes)."""
+        given = {
+            "rubric": self.rubric is not None,
+            "rubric_column": self.rubric_column is not None,
+            "template": self.template is not None,
+            "pairwise": self.pairwise,
+            "baseline": self.baseline is not None,
+            "samples": self.samples != 1,
+            "judges": self.judges is not None,
+            "aggregate": self.aggregate is not None,
+        }
+        return [key for key, set_ in given.items() if set_]
+
     def _rag(self, found: Any, where: str) -> Any:
         """A RAG metric: judged with its own prompt over the context column, no rubric."""
-        wrong = [
-            key
-            for key, given in {
-                "rubric": self.rubric is not None,
-                "rubric_column": self.rubric_column is not None,
-                "template": self.template is not None,
-                "pairwise": self.pairwise,
-                "baseline": self.baseline is not None,
-                "samples": self.samples != 1,
-                "judges": self.judges is not None,
-                "aggregate": self.aggregate is not None,
-                "reference": self.reference is not None,
-            }.items()
-            if given
-        ]
+        wrong = self._rubric_keys_given() + (["reference"] if self.reference is not None else [])
         if wrong:
             raise ConfigError(
                 f"{where}: {self.use} judges the context column with its own prompt, so "
@@ -254,17 +255,7 @@ class MetricConfig(BaseModel):
 
     def _computation(self, found: Any, where: str) -> Any:
         """A computation metric: no judge, so judge-only keys are mistakes worth naming."""
-        judged_only = {
-            "rubric": self.rubric is not None,
-            "rubric_column": self.rubric_column is not None,
-            "template": self.template is not None,
-            "pairwise": self.pairwise,
-            "baseline": self.baseline is not None,
-            "samples": self.samples != 1,
-            "judges": self.judges is not None,
-            "aggregate": self.aggregate is not None,
-        }
-        wrong = [key for key, given in judged_only.items() if given]
+        wrong = self._rubric_keys_given()
         if wrong:
             raise ConfigError(
                 f"{where}: {self.use} is computed, not judged, so "

@@ -343,13 +343,10 @@ def _rubric_of(cell: Any) -> Rubric | None:
 
 
 def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
+    """A score cell as a number (a bool is a pass flag, not a score)."""
+    from ..scoring import score_value  # here: the plugin loads this module in every pytest run
+
+    return None if isinstance(value, bool) else score_value(value)
 
 
 def _text(value: Any) -> str:
