@@ -40,10 +40,9 @@ MAX_LISTED = 500
 _TEXT_FIELDS = ("prompt", "response", "reference")
 
 
-class ComparisonView(RubricView):
-    """Deltas per metric and criterion with intervals; both critiques of one case side by side."""
-
-    _esm = EsmBundle("comparison_view")
+class ComparisonTraits(traitlets.HasTraits):
+    """The synced state the comparison's front-end code draws (ComparisonView's, and the
+    Workbench's, which reuses that code)."""
 
     names = traitlets.List(traitlets.Unicode()).tag(sync=True)
     overview = traitlets.Dict().tag(sync=True)
@@ -54,6 +53,12 @@ class ComparisonView(RubricView):
     case_total = traitlets.Int(0).tag(sync=True)
     item = traitlets.Int(-1).tag(sync=True)
     detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+
+
+class ComparisonView(RubricView, ComparisonTraits):
+    """Deltas per metric and criterion with intervals; both critiques of one case side by side."""
+
+    _esm = EsmBundle("comparison_view")
 
     def __init__(self, comparison: Comparison, *, title: str | None = None) -> None:
         self._comparison = comparison

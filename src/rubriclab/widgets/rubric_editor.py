@@ -25,13 +25,12 @@ from ._base import RubricView
 from ._cells import is_missing, text_of
 from ._static.rubric import rubric_html, rubric_text
 
-__all__ = ["RubricEditor", "first_loc", "validation_message"]
+__all__ = ["RubricEditor", "RubricGridTraits", "first_loc", "validation_message"]
 
 
-class RubricEditor(RubricView):
-    """An editable grid over a ``Rubric``, a DataFrame's rubric column, or a list of rubrics."""
-
-    _esm = EsmBundle("rubric_editor")
+class RubricGridTraits(traitlets.HasTraits):
+    """The synced state the rubric grid's front-end code draws (RubricEditor's, and the
+    Workbench's, which reuses that code)."""
 
     value = traitlets.Dict().tag(sync=True)
     error = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
@@ -39,6 +38,13 @@ class RubricEditor(RubricView):
     count = traitlets.Int(1).tag(sync=True)
     heading = traitlets.Unicode("").tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
+
+
+class RubricEditor(RubricView, RubricGridTraits):
+    """An editable grid over a ``Rubric``, a DataFrame's rubric column, or a list of rubrics."""
+
+    _esm = EsmBundle("rubric_editor")
+
     #: proposed changes (``rl.align``'s): kind, criterion, before/after wording, status
     proposals = traitlets.List(traitlets.Dict()).tag(sync=True)
 

@@ -31,6 +31,7 @@ from ._base import RubricView
 from ._cells import text_of
 from .comparison_view import (
     MAX_LISTED,
+    ComparisonTraits,
     case_detail,
     case_rows,
     comparison_text,
@@ -39,7 +40,7 @@ from .comparison_view import (
     overview,
 )
 from .display import LIVE_INTERVAL_S
-from .rubric_editor import first_loc, validation_message
+from .rubric_editor import RubricGridTraits, first_loc, validation_message
 
 if TYPE_CHECKING:
     from ..comparison import Comparison
@@ -52,7 +53,7 @@ __all__ = ["Workbench"]
 TABLE_ROWS = 200
 
 
-class Workbench(RubricView):
+class Workbench(RubricView, RubricGridTraits, ComparisonTraits):
     """``rl.Workbench(cases, metrics, judge=None)``: rubric grid, results and comparison.
 
     Edit a criterion (or a row's generated checklist), press **Re-judge** (Ctrl-Enter): only
@@ -64,24 +65,9 @@ class Workbench(RubricView):
 
     _esm = EsmBundle("workbench")
 
-    # the rubric grid: RubricEditor's traits, so its front-end code draws it unchanged
-    value = traitlets.Dict().tag(sync=True)
-    error = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    index = traitlets.Int(0).tag(sync=True)
-    count = traitlets.Int(0).tag(sync=True)
-    heading = traitlets.Unicode("").tag(sync=True)
-    revision = traitlets.Int(0).tag(sync=True)
-    # the comparison: ComparisonView's traits, drawn by its front-end code
-    names = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    overview = traitlets.Dict().tag(sync=True)
-    metrics = traitlets.List(traitlets.Dict()).tag(sync=True)
-    criteria = traitlets.List(traitlets.Dict()).tag(sync=True)
-    metric = traitlets.Unicode("").tag(sync=True)
-    cases = traitlets.List(traitlets.Dict()).tag(sync=True)
-    case_total = traitlets.Int(0).tag(sync=True)
-    item = traitlets.Int(-1).tag(sync=True)
-    detail = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    # the loop's own state
+    # the rubric grid's and the comparison's traits come from RubricGridTraits and
+    # ComparisonTraits, so their front-end code draws both unchanged; the loop's own state:
+    count = traitlets.Int(0).tag(sync=True)  # no rubric until the first version
     versions_info = traitlets.List(traitlets.Dict()).tag(sync=True)
     against = traitlets.Int(0).tag(sync=True)
     running = traitlets.Bool(False).tag(sync=True)
