@@ -184,7 +184,7 @@ function render({ model, el }) {
       h("div", { class: "rl-title rl-wb-compare-title" }, `${names[1]} vs ${names[0]}`),
       h("div", { class: `rl-wb-flipped${flipped ? " rl-inline-error" : " rl-muted"}` }, `${flipped} verdict${flipped === 1 ? "" : "s"} flipped (listed first)`),
       metricBars(model),
-      criterionBars(model.get("criteria")),
+      criterionBars(model.get("criteria"), names),
       caseList(model),
       sideBySide(model.get("detail")),
     ]);
