@@ -107,6 +107,23 @@ def _now_ns() -> int:
     return time.time_ns()
 
 
+def _llm_truth(response: Any, started: int) -> dict[str, Any]:
+    """What one model call returned, as the truth file records it (the tests check the trace
+    against it)."""
+    choice = response.choices[0]
+    return {
+        "finish_reason": choice.finish_reason,
+        "input_tokens": response.usage.prompt_tokens,
+        "output_tokens": response.usage.completion_tokens,
+        "text": choice.message.content,
+        "tool_calls": [
+            {"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments)}
+            for c in choice.message.tool_calls or []
+        ],
+        "within_ns": [started, _now_ns()],
+    }
+
+
 def run(scenario: str) -> None:
     from google.protobuf.json_format import MessageToJson
     from openai import OpenAI
@@ -184,23 +201,7 @@ def run(scenario: str) -> None:
                 )
                 choice = response.choices[0]
                 assert response.usage is not None
-                truth["llm"].append(
-                    {
-                        "finish_reason": choice.finish_reason,
-                        "input_tokens": response.usage.prompt_tokens,
-                        "output_tokens": response.usage.completion_tokens,
-                        "text": choice.message.content,
-                        "tool_calls": [
-                            {
-                                "id": c.id,
-                                "name": c.function.name,
-                                "arguments": json.loads(c.function.arguments),
-                            }
-                            for c in choice.message.tool_calls or []
-                        ],
-                        "within_ns": [started, _now_ns()],
-                    }
-                )
+                truth["llm"].append(_llm_truth(response, started))
                 if not choice.message.tool_calls:
                     answer = choice.message.content or ""
                     break
@@ -288,23 +289,7 @@ def run_mlflow() -> None:
                 )
                 choice = response.choices[0]
                 assert response.usage is not None
-                truth["llm"].append(
-                    {
-                        "finish_reason": choice.finish_reason,
-                        "input_tokens": response.usage.prompt_tokens,
-                        "output_tokens": response.usage.completion_tokens,
-                        "text": choice.message.content,
-                        "tool_calls": [
-                            {
-                                "id": c.id,
-                                "name": c.function.name,
-                                "arguments": json.loads(c.function.arguments),
-                            }
-                            for c in choice.message.tool_calls or []
-                        ],
-                        "within_ns": [started, _now_ns()],
-                    }
-                )
+                truth["llm"].append(_llm_truth(response, started))
                 if not choice.message.tool_calls:
                     answer = choice.message.content or ""
                     break
