@@ -1160,3 +1160,112 @@ def test_rouge_with_options_keeps_its_scoring() -> None:
     stem = Rouge(rouge_type="rouge1", use_stemmer=True).with_options(reference_column="gold")
     assert stem.reference_column == "gold"
     assert stem.score_one("cats running", "cat runs").score == 1.0
+
+
+# -- AutoraterConfig: upstream TestAgentEvaluation autorater cases ----------------------------
+
+
+def _choice_by_position(body: dict[str, Any]) -> str:
+    """A judge that always prefers Response A, so the order asked shows in the choice."""
+    if "### Response A" in _last(body):
+        return "pairwise_choice: A\nexplanation: explanation"
+    return "Score: 4\nExplanation: explanation"
+
+
+def test_autorater_config_defaults_are_vertexais(scripted_judge: Any) -> None:
+    """vertexai's ``AutoraterConfig()`` (a proto message) reads ``flip_enabled`` False, and its
+    pairwise rubric parser reads Response A as the baseline: one order, one call per row, A =
+    baseline. ``flip_enabled=True`` (rubriclab's both orders) is there when asked for."""
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    assert AutoraterConfig().flip_enabled is False
+    assert AutoraterConfig().sampling_count == 1
+    scripted_judge.responder = _choice_by_position
+    data = ALL_INCLUDED.assign(baseline_model_response=["base one", "base two"])
+    metric = Examples.Pairwise.SUMMARIZATION_QUALITY
+    result = EvalTask(dataset=data, metrics=[metric]).evaluate()
+    assert len(scripted_judge.requests) == 2
+    for body, base, cand in zip(
+        scripted_judge.requests, data["baseline_model_response"], data["response"], strict=True
+    ):
+        text = _last(body)
+        assert text.index(f"### Response A\n{base}") < text.index(f"### Response B\n{cand}")
+    name = metric.metric_name
+    # the position-biased judge picks A, the baseline, on every row
+    assert result.metrics_table[f"{name}/pairwise_choice"].tolist() == ["BASELINE"] * 2
+    assert result.summary_metrics[f"{name}/baseline_model_win_rate"] == 1.0
+    # negative control: asked in both orders, the same judge contradicts itself -> ties
+    flipped = EvalTask(
+        dataset=data, metrics=[metric], autorater_config=AutoraterConfig(flip_enabled=True)
+    ).evaluate()
+    assert len(scripted_judge.requests) == 4  # the swapped order of each row is new
+    assert flipped.metrics_table[f"{name}/pairwise_choice"].tolist() == ["TIE"] * 2
+    assert flipped.result.table[f"{name}/swap_consistent"].tolist() == [False, False]
+
+
+def test_pairwise_flipping_missing_baseline_model_response_column(mock_judge: Any) -> None:
+    """Follows ``test_pairwise_flipping_missing_baseline_model_response_column``: with
+    ``flip_enabled=True`` a pairwise metric without a baseline column raises vertexai's
+    sentence at ``evaluate()``."""
+    import re
+
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    task = EvalTask(
+        dataset=ALL_INCLUDED,
+        metrics=[Examples.Pairwise.SUMMARIZATION_QUALITY],
+        autorater_config=AutoraterConfig(flip_enabled=True),
+        metric_column_mapping={"response": "response"},
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Cannot find the `baseline_model_response` column in the evaluation dataset to "
+            "fill the metric prompt template."
+        ),
+    ):
+        task.evaluate()
+
+
+_AUTORATER = {"autorater_model": "test_autorater_model", "sampling_count": 6, "flip_enabled": True}
+
+
+def _models_and_calls(scripted_judge: Any) -> tuple[set[str], int]:
+    return {b["model"] for b in scripted_judge.requests}, len(scripted_judge.requests)
+
+
+@pytest.mark.parametrize("where", ["task", "metric", "metric_over_task"])
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_autorater_config_reaches_the_judge(
+    scripted_judge: Any, where: str, pairwise: bool
+) -> None:
+    """Follows ``test_pointwise_autorater_request_config_enabled``,
+    ``test_pointwise_autorater_from_metric``, ``test_pointwise_autorater_from_metric_override``,
+    ``test_pairwise_autorater_request_config_enabled``, ``test_pairwise_autorater_from_metric``
+    and ``test_pairwise_autorater_request_default_metric_column_mapping``: the config in force
+    (the metric's over the task's) decides the model asked and the samples per row. Upstream
+    compares the request's proto; here the HTTP calls show it. With ``flip_enabled`` ours asks
+    every sample in both orders (Vertex's service flips half of the samples), so 12 calls."""
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    scripted_judge.responder = _choice_by_position
+    config = AutoraterConfig(**_AUTORATER)
+    other = AutoraterConfig(autorater_model="test_another_model", sampling_count=2)
+    kind = PairwiseMetric if pairwise else PointwiseMetric
+    example = (Examples.Pairwise if pairwise else Examples.Pointwise).SUMMARIZATION_QUALITY
+    metric = kind(
+        metric="summarization_quality",
+        metric_prompt_template=example.metric_prompt_template,
+        autorater_config=None if where == "task" else config,
+    )
+    task_config = {"task": config, "metric": None, "metric_over_task": other}[where]
+    data = ALL_INCLUDED.head(1)
+    if pairwise:
+        data = data.assign(baseline_model_response=["the baseline"])
+    EvalTask(dataset=data, metrics=[metric], autorater_config=task_config).evaluate()
+    models, calls = _models_and_calls(scripted_judge)
+    assert models == {"test_autorater_model"}
+    assert calls == (12 if pairwise else 6)

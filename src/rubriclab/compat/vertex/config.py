@@ -34,12 +34,14 @@ class AutoraterConfig:
     """How the judge is asked: samples per row, both orders for pairwise, which judge.
 
     ``autorater_model`` is a judge spec or :class:`~rubriclab.Judge` (default: the session
-    judge). ``flip_enabled`` (our default True) also asks with A and B swapped and keeps a
-    winner only when both orders agree; set False for Vertex's single order.
+    judge). ``flip_enabled`` defaults to False as in vertexai (whose ``AutoraterConfig()``
+    reads ``flip_enabled`` False and whose pairwise rubric parser reads Response A as the
+    baseline): one order, A = baseline, B = candidate. True asks each sample in both orders
+    (twice the calls) and keeps a winner only when both orders agree, else a tie.
     """
 
     sampling_count: int = 1
-    flip_enabled: bool = True
+    flip_enabled: bool = False
     autorater_model: Judge | str | None = None
 
     def __post_init__(self) -> None:

@@ -261,7 +261,9 @@ class EvalTask:
                 for m in self._judged
                 if isinstance(_critic(m), PairwiseMetric) and _critic(m).baseline_model is not None
             }
-            _check_columns(self._resolved, frame, dict.fromkeys(with_baseline))
+            _check_columns(
+                self._resolved, frame, dict.fromkeys(with_baseline), self.autorater_config
+            )
         judged = isinstance(model, str) or any(not isinstance(m, _LOCAL) for m in self._resolved)
         default = judge_for(task_judge, judge) if judged else None  # computation needs none
         if model is not None:
@@ -297,7 +299,7 @@ class EvalTask:
                 baselines[critic.metric_name] = known[0]
         if len(made) == 1:  # one baseline model: its responses are the table's baseline column
             frame["baseline_model_response"] = made[0][1]
-        _check_columns(self._resolved, frame, baselines)
+        _check_columns(self._resolved, frame, baselines, self.autorater_config)
         stats = RunStats()
         infos: list[MetricInfo] = []
         any_mock = default is not None and default.is_mock
@@ -436,10 +438,31 @@ async def _generated(
 
 
 def _check_columns(
-    metrics: Sequence[Any], frame: pd.DataFrame, baselines: Mapping[str, Any]
+    metrics: Sequence[Any],
+    frame: pd.DataFrame,
+    baselines: Mapping[str, Any],
+    autorater: AutoraterConfig | None = None,
 ) -> None:
     """A missing response or baseline column stops the run before any call (as in Vertex);
-    a missing cell stays that row's error."""
+    a missing cell stays that row's error. With the task's ``flip_enabled`` a pairwise
+    metric's columns are checked first, with vertexai's flipping sentence."""
+    if autorater is not None and autorater.flip_enabled:
+        for metric in metrics:
+            critic = _critic(metric) if not isinstance(metric, _LOCAL) else None
+            if not isinstance(critic, PairwiseMetric):
+                continue
+            for column in ("response", "baseline_model_response"):
+                if column in frame.columns or (
+                    column == "baseline_model_response" and critic.metric_name in baselines
+                ):
+                    continue
+                raise ValueError(
+                    f"Cannot find the `{column}` column in the evaluation dataset to fill the "
+                    "metric prompt template. This is required for Pairwise metrics when "
+                    "performing autorater config flipping. The dataset has "
+                    f"{', '.join(map(str, frame.columns))}: add it, or map yours with "
+                    "metric_column_mapping"
+                )
     for metric in metrics:
         if isinstance(metric, _LOCAL):
             continue
