@@ -6,6 +6,7 @@ Each test names the upstream test or source function it follows.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pandas as pd
@@ -635,17 +636,85 @@ def test_load_dataset_from_local_files(tmp_path: Any) -> None:
         utils.load_dataset(42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("source", "hint"),
-    [("gs://test_bucket/test_file.jsonl", "gcloud storage cp"), ("bq://p.d.t", "bq extract")],
+_JSONL = (
+    '{"prompt": "prompt", "reference": "reference"}\n\n{"prompt":"test", "reference": "test"}\n\n'
 )
-def test_load_dataset_from_google_cloud_names_the_way(source: str, hint: str) -> None:
-    """``test_load_dataset_from_gcs_*`` / ``_from_bigquery`` need Google Cloud: a clear
-    NotImplementedError that says how to bring the data local."""
+_CSV = "reference,context,instruction\ntest,test,test\n\ntext,text,text\n\n"
+
+
+@pytest.fixture
+def memory_store() -> Any:
+    """fsspec's real in-memory file system under a folder of this test's own, removed after."""
+    fsspec = pytest.importorskip("fsspec")
+    import uuid
+
+    fs = fsspec.filesystem("memory")
+    root = f"memory://rubriclab-{uuid.uuid4().hex}"
+    try:
+        yield fs, root
+    finally:
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+
+
+def test_load_dataset_from_remote_files_through_fsspec(memory_store: Any) -> None:
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``_csv`` with the same file contents,
+    at fsspec URLs (``memory://`` stands for ``gs://``: the same fsspec.open, no Google
+    account needed); parquet and json too."""
     from rubriclab.compat.vertex import utils
 
-    with pytest.raises(NotImplementedError, match=hint):
-        utils.load_dataset(source)
+    fs, root = memory_store
+    with fs.open(f"{root}/test_file.jsonl", "wb") as fh:
+        fh.write(_JSONL.encode())
+    with fs.open(f"{root}/test_file.csv", "wb") as fh:
+        fh.write(_CSV.encode())
+    frame = pd.DataFrame({"prompt": ["p", "q"], "response": ["r", "s"]})
+    with fs.open(f"{root}/test_file.parquet", "wb") as fh:
+        frame.to_parquet(fh)
+    with fs.open(f"{root}/test_file.json", "wb") as fh:
+        fh.write(frame.to_json(orient="records").encode())
+    assert utils.load_dataset(f"{root}/test_file.jsonl").to_dict("list") == {
+        "prompt": ["prompt", "test"],
+        "reference": ["reference", "test"],
+    }
+    assert utils.load_dataset(f"{root}/test_file.csv").to_dict("list") == {
+        "reference": ["test", "text"],
+        "context": ["test", "text"],
+        "instruction": ["test", "text"],
+    }
+    assert utils.load_dataset(f"{root}/test_file.parquet").equals(frame)
+    assert utils.load_dataset(f"{root}/test_file.json").equals(frame)
+    with pytest.raises(ValueError, match=r"data file memory://\S+/absent.jsonl does not exist"):
+        utils.load_dataset(f"{root}/absent.jsonl")
+    with pytest.raises(ValueError, match="Unsupported file type: txt"):
+        utils.load_dataset(f"{root}/test_file.txt")
+
+
+def test_load_dataset_names_the_package_a_remote_store_needs() -> None:
+    """``gs://`` without gcsfs (vertexai's own store): one line saying what to install."""
+    pytest.importorskip("fsspec")
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed: gs:// would be read")
+    from rubriclab.compat.vertex import utils
+
+    with pytest.raises(ImportError) as info:
+        utils.load_dataset("gs://test_bucket/test_file.jsonl")
+    message = str(info.value)
+    assert message == (
+        "load_dataset('gs://test_bucket/test_file.jsonl'): reading gs:// needs gcsfs: "
+        "pip install gcsfs"
+    )
+    with pytest.raises(ValueError, match="nosuch:// is not a file system fsspec knows"):
+        utils.load_dataset("nosuch://bucket/data.csv")
+
+
+def test_load_dataset_from_bigquery_is_refused_with_the_way_out() -> None:
+    """``test_load_dataset_from_bigquery`` needs Google Cloud: a clear NotImplementedError
+    saying how to export the table."""
+    from rubriclab.compat.vertex import utils
+
+    with pytest.raises(NotImplementedError, match="bq extract"):
+        utils.load_dataset("bq://project-id.dataset.table_name")
 
 
 # -- ROUGE -------------------------------------------------------------------------------------
