@@ -1338,3 +1338,111 @@ def test_autorater_config_reaches_the_judge(
     models, calls = _models_and_calls(scripted_judge)
     assert models == {"test_autorater_model"}
     assert calls == (12 if pairwise else 6)
+
+
+# -- agents: upstream TestAgentEvaluation --------------------------------------------------------
+
+_AGENT_DATA = pd.DataFrame(
+    {
+        "prompt": ["test_input1", "test_input2"],
+        "reference_trajectory": [
+            [{"tool_name": "test_tool1"}, {"tool_name": "test_tool2"}],
+            [{"tool_name": "test_tool3"}, {"tool_name": "test_tool4"}],
+        ],
+    }
+)
+
+
+class _Queryable:
+    """Upstream's mocked Reasoning Engine: row by row, its two canned answers."""
+
+    def __init__(self) -> None:
+        self.answers = {
+            "test_input1": ["test_tool1", "test_tool2"],
+            "test_input2": ["test_tool2", "test_tool3"],
+        }
+        self.inputs: list[str] = []
+
+    def query(self, input: str) -> dict[str, Any]:
+        self.inputs.append(input)
+        steps = [
+            [{"kwargs": {"tool": tool}, "tool_output": "test_tool_output"}]
+            for tool in self.answers.get(input, ["test_tool1", "test_tool2"])
+        ]
+        return {"input": input, "output": "test_output", "intermediate_steps": steps}
+
+
+def test_runnable_trajectory_eval_with_runnable_inference() -> None:
+    """Follows ``test_runnable_trajectory_eval_with_runnable_inference``: the agent's
+    ``intermediate_steps`` become ``predicted_trajectory`` and ``trajectory_exact_match``
+    scores them against the reference. Upstream's 1.0 / 0.0 are its mocked service's; here
+    they are computed (row 1 calls tools 1, 2 as referenced; row 2 calls 2, 3, not 3, 4)."""
+    agent = _Queryable()
+    result = EvalTask(dataset=_AGENT_DATA, metrics=["trajectory_exact_match"]).evaluate(
+        runnable=agent
+    )
+    assert sorted(agent.inputs) == ["test_input1", "test_input2"]
+    assert result.summary_metrics["row_count"] == 2
+    assert result.summary_metrics["trajectory_exact_match/mean"] == 0.5
+    assert result.summary_metrics["trajectory_exact_match/std"] == pytest.approx(0.7, 0.1)
+    assert set(result.metrics_table.columns) == {
+        "prompt",
+        "response",
+        "latency_in_seconds",
+        "failure",
+        "predicted_trajectory",
+        "reference_trajectory",
+        "trajectory_exact_match/score",
+    }
+    assert result.metrics_table["trajectory_exact_match/score"].tolist() == [1.0, 0.0]
+    assert result.metrics_table["failure"].tolist() == [0, 0]
+
+
+def test_runnable_response_eval_with_runnable_inference(scripted_judge: Any) -> None:
+    """Follows ``test_runnable_response_eval_with_runnable_inference``: COHERENCE on the
+    agent's answers. ``prompt_template="test prompt template"`` has no variables, so both rows
+    ask the agent the same thing and get the same answer. Upstream's scores 5 and 4 come from
+    its mocked service; two identical rows cannot give them (the judge sees the same text), so
+    this judge answers 4 for both: mean 4.0, not 4.5. Columns, row count and the agent's
+    inputs are upstream's."""
+    scripted_judge.responder = lambda body: "Score: 4\nExplanation: explanation"
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    agent = _Queryable()
+    result = EvalTask(dataset=_AGENT_DATA, metrics=[Examples.Pointwise.COHERENCE]).evaluate(
+        runnable=agent, prompt_template="test prompt template"
+    )
+    assert agent.inputs == ["test prompt template"] * 2
+    assert result.summary_metrics["row_count"] == 2
+    assert result.summary_metrics["coherence/mean"] == 4.0
+    assert set(result.metrics_table.columns) == {
+        "prompt",
+        "reference_trajectory",
+        "response",
+        "latency_in_seconds",
+        "failure",
+        "predicted_trajectory",
+        "coherence/score",
+        "coherence/explanation",
+    }
+    assert result.metrics_table["coherence/explanation"].tolist() == ["explanation"] * 2
+
+
+def test_a_runnable_that_raises_adds_response_error_only_then() -> None:
+    """Beside the two ports above (no ``response_error`` column when every row ran): a row
+    whose agent raised has ``failure`` 1 and its error, and is that metric's row error."""
+
+    class Flaky(_Queryable):
+        def query(self, input: str) -> dict[str, Any]:
+            if input == "test_input2":
+                raise RuntimeError("agent down")
+            return super().query(input)
+
+    result = EvalTask(dataset=_AGENT_DATA, metrics=["trajectory_exact_match"]).evaluate(
+        runnable=Flaky()
+    )
+    table = result.metrics_table
+    assert table["failure"].tolist() == [0, 1]
+    assert table["response_error"].tolist() == [None, "runnable raised RuntimeError: agent down"]
+    assert table["trajectory_exact_match/score"][0] == 1.0
+    assert pd.isna(table["trajectory_exact_match/score"][1])
