@@ -1446,3 +1446,119 @@ def test_a_runnable_that_raises_adds_response_error_only_then() -> None:
     assert table["response_error"].tolist() == [None, "runnable raised RuntimeError: agent down"]
     assert table["trajectory_exact_match/score"][0] == 1.0
     assert pd.isna(table["trajectory_exact_match/score"][1])
+
+
+# -- models that write responses: GenerativeModel objects and bare names ------------------------
+
+
+class _GenerativeModel:
+    """What vertexai's ``GenerativeModel`` offers the SDK: ``generate_content(prompt)`` with a
+    reply whose ``.text`` is the answer (upstream's mocked model answers 'test_response')."""
+
+    def __init__(self, text: str = "test_response") -> None:
+        self.text = text
+        self.prompts: list[str] = []
+
+    def generate_content(self, prompt: str) -> Any:
+        self.prompts.append(prompt)
+        reply = type("GenerationResponse", (), {})()
+        reply.text = self.text
+        return reply
+
+
+def test_compute_pairwise_metrics_metric_prompt_template_example(scripted_judge: Any) -> None:
+    """Follows ``test_compute_pairwise_metrics_metric_prompt_template_example``: a model object
+    writes the candidate responses from ``prompt_template``; the example pairwise metric judges
+    them against the dataset's baselines. Upstream's BASELINE / CANDIDATE come from its mocked
+    service; this judge picks the baseline when it reads 'baseline', else the candidate."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    def answer(body: dict[str, Any]) -> str:
+        a = _last(body).split("### Response A\n", 1)[1].split("\n", 1)[0]
+        return f"pairwise_choice: {'A' if a == 'baseline' else 'B'}\nexplanation: explanation"
+
+    scripted_judge.responder = answer
+    data = WITHOUT_RESPONSE.copy()
+    data.insert(1, "baseline_model_response", ["baseline", "response"])
+    model = _GenerativeModel()
+    result = EvalTask(dataset=data, metrics=[Examples.Pairwise.SUMMARIZATION_QUALITY]).evaluate(
+        model=model, prompt_template="{instruction} test prompt template {context}"
+    )
+    assert model.prompts == [
+        "test test prompt template test",
+        "instruction test prompt template context",
+    ]
+    name = "pairwise_summarization_quality"
+    assert result.summary_metrics["row_count"] == 2
+    assert set(result.metrics_table.columns) == {
+        "context",
+        "instruction",
+        "prompt",
+        "response",
+        "reference",
+        "baseline_model_response",
+        f"{name}/pairwise_choice",
+        f"{name}/explanation",
+    }
+    assert result.metrics_table["response"].tolist() == ["test_response"] * 2
+    assert result.metrics_table[f"{name}/pairwise_choice"].tolist() == ["BASELINE", "CANDIDATE"]
+    assert result.metrics_table[f"{name}/explanation"].tolist() == ["explanation"] * 2
+    assert set(result.summary_metrics) == {
+        "row_count",
+        f"{name}/candidate_model_win_rate",
+        f"{name}/baseline_model_win_rate",
+    }
+    assert result.summary_metrics[f"{name}/candidate_model_win_rate"] == 0.5
+    assert result.summary_metrics[f"{name}/baseline_model_win_rate"] == 0.5
+
+
+def test_compute_pointwise_metrics_metric_prompt_template_example_string_model(
+    scripted_judge: Any,
+) -> None:
+    """Follows ``test_compute_pointwise_metrics_metric_prompt_template_example_string_model``:
+    ``model="gemini-1.5-pro"`` writes the responses (here: that model name asked on the
+    judge's own endpoint, over HTTP), then the example metric scores them."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    def answer(body: dict[str, Any]) -> str:
+        if body["model"] == "gemini-1.5-pro":
+            return "test_response"
+        first = "### prompt\ntest test prompt template test" in _last(body)
+        return f"Score: {5 if first else 4}\nExplanation: explanation"
+
+    scripted_judge.responder = answer
+    result = EvalTask(
+        dataset=WITHOUT_RESPONSE, metrics=[Examples.Pointwise.SUMMARIZATION_QUALITY]
+    ).evaluate(
+        model="gemini-1.5-pro", prompt_template="{instruction} test prompt template {context}"
+    )
+    models = [b["model"] for b in scripted_judge.requests]
+    assert models.count("gemini-1.5-pro") == 2 and models.count("judge-model") == 2
+    assert result.summary_metrics["row_count"] == 2
+    assert result.summary_metrics["summarization_quality/mean"] == 4.5
+    assert result.summary_metrics["summarization_quality/std"] == pytest.approx(0.7, 0.1)
+    assert set(result.metrics_table.columns) == {
+        "context",
+        "instruction",
+        "reference",
+        "prompt",
+        "response",
+        "summarization_quality/score",
+        "summarization_quality/explanation",
+    }
+    assert result.metrics_table["response"].tolist() == ["test_response"] * 2
+    assert sorted(result.metrics_table["summarization_quality/score"]) == [4, 5]
+    assert result.metrics_table["summarization_quality/explanation"].tolist() == ["explanation"] * 2
+
+
+def test_rubric_generation_succeeds() -> None:
+    """Follows ``test_rubric_generation_succeeds``: ``RubricGenerationConfig(model=<a
+    GenerativeModel>)`` is asked through ``generate_content``; the frame is vertexai's."""
+    model = _GenerativeModel(GENERATED)
+    out = _rubric_metric(model).generate_rubrics(PROMPT_RESPONSE)
+    assert out.equals(_with_rubrics())
+    assert model.prompts == [
+        f"Generate rubrics for the given prompt: {p}" for p in PROMPT_RESPONSE.prompt
+    ]
+    with pytest.raises(TypeError, match="generate_content"):
+        _rubric_metric(object())
