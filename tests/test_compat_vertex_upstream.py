@@ -1562,3 +1562,98 @@ def test_rubric_generation_succeeds() -> None:
     ]
     with pytest.raises(TypeError, match="generate_content"):
         _rubric_metric(object())
+
+
+def test_unmatched_metric_column_mapping(mock_judge: Any) -> None:
+    """Follows ``test_unmatched_metric_column_mapping``: ``model=`` over a dataset that has
+    ``response`` raises vertexai's sentence, word for word."""
+    import re
+
+    task = EvalTask(
+        dataset=ALL_INCLUDED,
+        metrics=[
+            PointwiseMetric(metric="test_pointwise_metric_str", metric_prompt_template="abc: {abc}")
+        ],
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "The `model` parameter or `baseline_model` in pairwise metric is"
+            " specified, but the evaluation `dataset` contains model response"
+            " column or baseline model response column `response`"
+            " to perform bring-your-own-response(BYOR) evaluation. If you would"
+            " like to perform evaluation using the dataset with the"
+            " existing model response column or or baseline model response column"
+            " `response`, please remove `model` parameter in `EvalTask.evaluate()`"
+            " function or `baseline_model` in `PairwiseMetric`."
+        ),
+    ):
+        task.evaluate(model=_GenerativeModel())
+
+
+def test_evaluate_baseline_model_provided_but_no_baseline_response_column(
+    scripted_judge: Any,
+) -> None:
+    """Follows ``test_evaluate_baseline_model_provided_but_no_baseline_response_column``: a
+    candidate model and the metric's ``baseline_model`` (both GenerativeModels) write the two
+    columns, then the pairwise metric judges every row."""
+    from rubriclab.compat.vertex import PairwiseMetricPromptTemplate
+
+    scripted_judge.responder = lambda body: "pairwise_choice: SAME\nexplanation: explanation"
+    baseline, candidate = _GenerativeModel("the baseline"), _GenerativeModel("the candidate")
+    metric = PairwiseMetric(
+        metric="test_pairwise_metric",
+        metric_prompt_template=PairwiseMetricPromptTemplate(
+            metric_definition="You will be assessing Text Quality",
+            criteria=CRITERIA,
+            rating_rubric=PAIRWISE_RUBRIC,
+            evaluation_steps=STEPS,
+        ),
+        baseline_model=baseline,
+    )
+    result = EvalTask(dataset=WITHOUT_RESPONSE, metrics=[metric]).evaluate(model=candidate)
+    assert result.summary_metrics["row_count"] == 2
+    assert baseline.prompts == candidate.prompts == ["test", "prompt"]
+    table = result.metrics_table
+    assert table["response"].tolist() == ["the candidate"] * 2
+    assert table["baseline_model_response"].tolist() == ["the baseline"] * 2
+    assert table["test_pairwise_metric/pairwise_choice"].tolist() == ["TIE"] * 2
+
+
+def test_validate_metrics_multiple_rubric_based_metrics() -> None:
+    """Follows ``test_validate_metrics_multiple_rubric_based_metrics``: one run has one
+    ``rubrics`` column, so two rubric-based metrics raise at ``evaluate()`` (before this, the
+    second one critiqued with the first one's rubrics, its own generation never asked)."""
+    import re
+
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+    from rubriclab.compat.vertex import RubricBasedMetric, RubricGenerationConfig
+
+    asked: list[str] = []
+    config = RubricGenerationConfig(prompt_template="abc", model=lambda p: asked.append(p))
+    metrics = [
+        RubricBasedMetric(generation_config=config, critique_metric=critic)
+        for critic in (Examples.Pointwise.COHERENCE, Examples.Pointwise.FLUENCY)
+    ]
+    task = EvalTask(dataset=PROMPT_RESPONSE, metrics=metrics)
+    with pytest.raises(
+        ValueError, match=re.escape("Multiple rubric based metrics are not supported.")
+    ):
+        task.evaluate()
+    assert asked == []
+
+
+def test_default_rubrics_parser_succeeds() -> None:
+    """Follows ``test_default_rubrics_parser_succeeds``. ``..._with_invalid_json`` expects
+    ``{"questions": ""}`` for ``{["questions": [...]]}``; ours repairs that near-JSON (as it
+    does trailing commas) and reads the question, and text with no rubric at all gives
+    ``questions`` None and an ``error``, never an empty rubric."""
+    from rubriclab.compat.vertex import utils
+
+    assert utils.parse_rubrics('```json{"questions": ["test_rubric"]}```') == {
+        "questions": ["test_rubric"]
+    }
+    repaired = utils.parse_rubrics('```json{["questions": ["test_rubric"]]}```')
+    assert repaired == {"questions": ["test_rubric"]}
+    bad = utils.parse_rubrics("I cannot write rubrics for this.")
+    assert bad["questions"] is None and bad["error"].startswith("unreadable rubric")

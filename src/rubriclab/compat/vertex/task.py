@@ -247,13 +247,12 @@ class EvalTask:
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
-        if (model is not None or runnable is not None) and "response" in frame.columns:
+        if model is not None and "response" in frame.columns:
+            raise ValueError(_byor("response"))
+        if runnable is not None and "response" in frame.columns:
             raise ValueError(
-                "The `model` parameter or `baseline_model` in pairwise metric is specified, but "
-                "the evaluation `dataset` contains model response column or baseline model "
-                "response column `response` to perform bring-your-own-response(BYOR) "
-                "evaluation: evaluate(model=...) or runnable= would write it, and the dataset "
-                "already has one. Drop that column, or leave out model= to judge it as it is"
+                "evaluate(runnable=...) would write the `response` column, and the dataset "
+                "already has one: drop that column, or leave out runnable= to judge it as it is"
             )
         if model is None and runnable is None:  # data errors first, before any judge is needed
             with_baseline = {
@@ -278,13 +277,7 @@ class EvalTask:
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             if isinstance(critic, PairwiseMetric) and critic.baseline_model is not None:
                 if "baseline_model_response" in frame.columns:
-                    raise ValueError(
-                        "The `model` parameter or `baseline_model` in pairwise metric is "
-                        "specified, but the evaluation `dataset` contains model response column "
-                        "or baseline model response column `baseline_model_response` to perform "
-                        f"bring-your-own-response(BYOR) evaluation: metric {critic.metric_name!r} "
-                        "has a baseline_model; drop one of them"
-                    )
+                    raise ValueError(_byor("baseline_model_response"))
                 known = [s for b, s in made if b is critic.baseline_model]
                 if not known:
                     written = await _generated(
@@ -496,8 +489,22 @@ def _critic(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric) -> Any
     return metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
 
 
+def _byor(column: str) -> str:
+    """vertexai's sentence (word for word: Vertex code may match it) when a model would write
+    a column the dataset already has."""
+    return (
+        "The `model` parameter or `baseline_model` in pairwise metric is specified, but the "
+        "evaluation `dataset` contains model response column or baseline model response column "
+        f"`{column}` to perform bring-your-own-response(BYOR) evaluation. If you would like to "
+        "perform evaluation using the dataset with the existing model response column or or "
+        f"baseline model response column `{column}`, please remove `model` parameter in "
+        "`EvalTask.evaluate()` function or `baseline_model` in `PairwiseMetric`."
+    )
+
+
 def _check_metrics(given: Sequence[Any], metrics: Sequence[Any]) -> None:
-    """vertexai's checks at ``evaluate()``: some metric, no name twice, one baseline model."""
+    """vertexai's checks at ``evaluate()``: some metric, no name twice, one rubric-based
+    metric, one baseline model."""
     if not metrics:
         raise ValueError("Metrics cannot be empty.")
     seen: set[str] = set()
@@ -508,6 +515,12 @@ def _check_metrics(given: Sequence[Any], metrics: Sequence[Any]) -> None:
                 raise ValueError(f"Duplicate string metric name found: {name!r}")
             raise ValueError(f"Duplicate Metric instances of the same metric name found: {name!r}")
         seen.add(name)
+    if sum(isinstance(m, RubricBasedMetric) for m in metrics) > 1:
+        raise ValueError(
+            "Multiple rubric based metrics are not supported. One run has one `rubrics` "
+            "column (the second metric would critique with the first one's rubrics): run one "
+            "EvalTask per RubricBasedMetric"
+        )
     baselines: list[Any] = []
     for metric in metrics:
         critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
