@@ -632,29 +632,6 @@ def _seed_car_frame(uris: list[str]) -> pd.DataFrame:
     )
 
 
-@pytest.fixture
-def fake_gcs() -> Iterator[Any]:
-    """A gs:// store served by fsspec's memory file system (what gcsfs plugs into)."""
-    fsspec = pytest.importorskip("fsspec")
-    from fsspec.implementations.memory import MemoryFileSystem
-
-    class FakeGCS(MemoryFileSystem):  # type: ignore[misc]
-        protocol = ("gs", "gcs")
-        store: dict[str, Any] = {}  # noqa: RUF012 - fsspec's class-level store
-        pseudo_dirs = [""]  # noqa: RUF012
-
-    from fsspec.registry import _registry  # the live registry: restored below
-
-    before = _registry.get("gs")
-    fsspec.register_implementation("gs", FakeGCS, clobber=True)
-    try:
-        yield FakeGCS()
-    finally:
-        _registry.pop("gs", None)
-        if before is not None:
-            _registry["gs"] = before
-
-
 def test_seed_gs_images_are_read_through_fsspec(session_judge: Any, fake_gcs: Any) -> None:
     from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics
 

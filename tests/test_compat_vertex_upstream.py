@@ -690,6 +690,26 @@ def test_load_dataset_from_remote_files_through_fsspec(memory_store: Any) -> Non
         utils.load_dataset(f"{root}/test_file.txt")
 
 
+def test_load_dataset_from_gcs_jsonl_and_csv(fake_gcs: Any) -> None:
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``_csv`` with their own ``gs://`` URLs:
+    the gs protocol served by fsspec's memory file system, where gcsfs would plug in."""
+    from rubriclab.compat.vertex import utils
+
+    with fake_gcs.open("gs://test_bucket/test_file.jsonl", "wb") as fh:
+        fh.write(_JSONL.encode())
+    with fake_gcs.open("gs://test_bucket/test_file.csv", "wb") as fh:
+        fh.write(_CSV.encode())
+    assert utils.load_dataset("gs://test_bucket/test_file.jsonl").to_dict("list") == {
+        "prompt": ["prompt", "test"],
+        "reference": ["reference", "test"],
+    }
+    assert utils.load_dataset("gs://test_bucket/test_file.csv").to_dict("list") == {
+        "reference": ["test", "text"],
+        "context": ["test", "text"],
+        "instruction": ["test", "text"],
+    }
+
+
 def test_load_dataset_names_the_package_a_remote_store_needs() -> None:
     """``gs://`` without gcsfs (vertexai's own store): one line saying what to install."""
     pytest.importorskip("fsspec")
@@ -1657,3 +1677,77 @@ def test_default_rubrics_parser_succeeds() -> None:
     assert repaired == {"questions": ["test_rubric"]}
     bad = utils.parse_rubrics("I cannot write rubrics for this.")
     assert bad["questions"] is None and bad["error"].startswith("unreadable rubric")
+
+
+# -- multimodal predefined rubric metrics: upstream test_rubric_based_eval.py --------------------
+
+
+def _gs_images(fake_gcs: Any) -> list[str]:
+    """Upstream's two ``gs://test-bucket/image*.png`` parts, the pictures put in the store."""
+    import json
+    from pathlib import Path
+
+    from rubriclab.demo import car_damage_frame
+
+    parts = []
+    for n, path in zip((3, 4), car_damage_frame()["image"], strict=False):
+        uri = f"gs://test-bucket/image{n}.png"
+        with fake_gcs.open(uri, "wb") as fh:
+            fh.write(Path(path).read_bytes())
+        part = {"file_data": {"mime_type": "image/png", "file_uri": uri}}
+        parts.append(json.dumps({"contents": [{"parts": [part]}]}))
+    return parts
+
+
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_multimodal_understanding_metric(
+    scripted_judge: Any, fake_gcs: Any, pairwise: bool
+) -> None:
+    """Follows ``TestPredefinedRubricMetrics.test_pointwise_multimodal_understanding_metric``
+    and ``test_pairwise_multimodal_understanding_metric``: upstream's datasets (gs:// images,
+    read through fsspec), its generation answer (questions only, so no ``description``
+    column unless the dataset has one) and exactly vertexai's columns, in its order."""
+    from rubriclab.compat.vertex import PredefinedRubricMetrics
+
+    def answer(body: dict[str, Any]) -> str:
+        parts = body["messages"][-1]["content"]
+        assert [p["type"] for p in parts].count("image_url") == 1  # the row's picture went
+        text = "\n".join(p.get("text", "") for p in parts)
+        block = "<question>\nQuestion: test_rubric\nVerdict: [[YES]]\n</question>"
+        if "[[Response A Answers" in text:
+            return (
+                f"[[Response A Answers:]]\n{block}\n[[Response B Answers:]]\n{block}\n"
+                "[[SxS Rating: B > A]]"
+            )
+        if "<question>" in text and "Verdict:" in text:
+            return f"{block}\n[[Rubric Score: 1/1]]"
+        return '```json{"questions": ["test_rubric"]}```'
+
+    scripted_judge.responder = answer
+    images = _gs_images(fake_gcs)
+    if pairwise:
+        data = pd.DataFrame(
+            {
+                "prompt": ["test_prompt", "text_prompt"],
+                "image": images,
+                "description": ["description", "description"],
+                "response": ["test", "text"],
+                "baseline_model_response": ["test", "text"],
+            }
+        )
+        metric = PredefinedRubricMetrics.Pairwise.MULTIMODAL_UNDERSTANDING
+        fields = ["pairwise_choice", "score", "baseline_rubric_verdict_pairs"]
+        fields += ["candidate_rubric_verdict_pairs", "raw_outputs"]
+    else:
+        data = pd.DataFrame(
+            {
+                "prompt": ["test_prompt", "text_prompt"],
+                "image": images,
+                "response": ["test", "text"],
+            }
+        )
+        metric = PredefinedRubricMetrics.Pointwise.MULTIMODAL_UNDERSTANDING
+        fields = ["score", "rubric_verdict_pairs", "raw_outputs"]
+    table = EvalTask(dataset=data, metrics=[metric]).evaluate().metrics_table
+    name = metric.critique_metric.metric_name
+    assert table.columns.tolist() == [*data.columns, "rubrics", *(f"{name}/{f}" for f in fields)]
