@@ -708,6 +708,15 @@ def test_load_dataset_from_gcs_jsonl_and_csv(fake_gcs: Any) -> None:
         "context": ["test", "text"],
         "instruction": ["test", "text"],
     }
+    # EvalTask(dataset=<URL>) loads it the same way, as vertexai's EvalTask does
+    task = EvalTask(dataset="gs://test_bucket/test_file.csv", metrics=["exact_match"])
+    assert task.dataset.to_dict("list") == {
+        "reference": ["test", "text"],
+        "context": ["test", "text"],
+        "instruction": ["test", "text"],
+    }
+    with pytest.raises(NotImplementedError, match="bq extract"):
+        EvalTask(dataset="bq://project-id.dataset.table_name", metrics=["exact_match"])
 
 
 def test_load_dataset_names_the_package_a_remote_store_needs() -> None:

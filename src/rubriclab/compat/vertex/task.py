@@ -58,6 +58,7 @@ from .notebook_utils import display_radar_plot
 from .prompt_template import PromptTemplate
 from .rows import GEN_ERROR, GEN_RAW, RUBRICS
 from .runnable import run_runnable
+from .utils import load_dataset
 
 __all__ = ["EvalResult", "EvalTask", "MissingColumnError"]
 
@@ -144,7 +145,10 @@ class EvalTask:
         output_uri_prefix: str | Path | None = "",
         autorater_config: AutoraterConfig | None = None,
     ) -> None:
-        self.dataset = to_frame(dataset).copy()
+        if isinstance(dataset, str) and "://" in dataset:  # gs://, s3://, bq:// ... as vertexai
+            self.dataset = load_dataset(dataset)
+        else:
+            self.dataset = to_frame(dataset).copy()
         self.metrics = metrics  # as given, as vertexai keeps them; resolved below
         self._resolved: list[Any] = [
             _computation(m, n) if isinstance(m, str) else m for n, m in enumerate(metrics)
