@@ -1760,3 +1760,53 @@ def test_multimodal_understanding_metric(
     table = EvalTask(dataset=data, metrics=[metric]).evaluate().metrics_table
     name = metric.critique_metric.metric_name
     assert table.columns.tolist() == [*data.columns, "rubrics", *(f"{name}/{f}" for f in fields)]
+
+
+def test_compute_rubric_based_metric(scripted_judge: Any) -> None:
+    """Follows ``test_compute_rubric_based_metric``: a RubricBasedMetric whose critique metric
+    has no CustomOutputConfig gets vertexai's ``CustomOutputConfig(return_raw_output=True)``,
+    so its table has only ``{m}/raw_output`` (the judge's texts) beside ``rubrics``. Upstream's
+    two texts per row come from its mocked service; here one sample per row is asked
+    (``sampling_count`` 1), so each row has one."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+    from rubriclab.compat.vertex import RubricBasedMetric, RubricGenerationConfig
+
+    def answer(body: dict[str, Any]) -> str:
+        text = _last(body)
+        if text == "abc":
+            return GENERATED
+        which = "test" if "## AI-generated Response\ntest" in text else "text"
+        return f"raw_output_for_{which}"
+
+    scripted_judge.responder = answer
+    metric = RubricBasedMetric(
+        generation_config=RubricGenerationConfig(prompt_template="abc"),
+        critique_metric=Examples.Pointwise.SUMMARIZATION_QUALITY,
+    )
+    data = pd.DataFrame(
+        {
+            "prompt": ["test_prompt", "text_prompt"],
+            "response": ["test", "text"],
+            "baseline_model_response": ["test", "ref"],
+            "context": ["test", "context"],
+            "instruction": ["test", "instruction"],
+        }
+    )
+    result = EvalTask(dataset=data, metrics=[metric]).evaluate()
+    assert result.summary_metrics["row_count"] == 2
+    assert set(result.metrics_table.columns) == {
+        "prompt",
+        "response",
+        "baseline_model_response",
+        "context",
+        "instruction",
+        "summarization_quality/raw_output",
+        "rubrics",
+    }
+    assert result.metrics_table["summarization_quality/raw_output"].tolist() == [
+        ["raw_output_for_test"],
+        ["raw_output_for_text"],
+    ]
+    assert result.metrics_table["rubrics"].tolist() == [["test_rubric1", "test_rubric2"]] * 2
+    # vertexai sets the config on the shared example metric; ours leaves it as it was
+    assert Examples.Pointwise.SUMMARIZATION_QUALITY.custom_output_config is None

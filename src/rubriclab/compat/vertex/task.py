@@ -8,6 +8,7 @@ Cloud, so they give a warning and the results stay in memory.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import warnings
@@ -50,7 +51,7 @@ from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats
 from ...templates import TemplateError, brace_placeholders, format_braces
 from .calls import CallPolicy, judge_for, model_for, rubric_writer
-from .config import AutoraterConfig
+from .config import AutoraterConfig, CustomOutputConfig
 from .critique import RAW_OUTPUTS, VERTEX_FIELDS, critique
 from .generation import add_rubrics
 from .metrics import CustomMetric, PairwiseMetric, PointwiseMetric, RubricBasedMetric
@@ -324,6 +325,9 @@ class EvalTask:
                     metric.generation_config, name, frame, gen_judge, calls
                 )
                 stats.add(name, usage)
+                if _raw_critique(metric):  # vertexai sets this on the critique (ours: a copy)
+                    critic = copy.copy(critic)
+                    critic.custom_output_config = CustomOutputConfig(return_raw_output=True)
             config = critic.autorater_config
             m_judge = judge_for(config.autorater_model if config else None, task_judge, judge)
             any_mock = any_mock or m_judge.is_mock
@@ -363,7 +367,7 @@ class EvalTask:
             and m.custom_output_config is not None
             and m.custom_output_config.return_raw_output
             and m.custom_output_config.parsing_fn is None
-        }
+        } | {m.metric_name for m in self._resolved if _raw_critique(m)}
         table = _vertex_table(
             frame, [i.name for i in infos], self.dataset.columns, hidden, classic_pairwise
         )
@@ -491,6 +495,16 @@ class MissingColumnError(KeyError, ValueError):
 
 def _critic(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric) -> Any:
     return metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
+
+
+def _raw_critique(metric: Any) -> bool:
+    """A rubric metric whose classic critique has no CustomOutputConfig: vertexai gives it
+    ``CustomOutputConfig(return_raw_output=True)``, so its table has only ``{m}/raw_output``."""
+    return (
+        isinstance(metric, RubricBasedMetric)
+        and "rubrics" not in metric.critique_metric.placeholders
+        and metric.critique_metric.custom_output_config is None
+    )
 
 
 def _byor(column: str) -> str:
