@@ -608,7 +608,7 @@ def test_load_dataset_from_dataframe_and_dict() -> None:
 
 
 def test_load_dataset_from_local_files(tmp_path: Any) -> None:
-    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``_csv`` with the same file contents
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``test_load_dataset_from_gcs_csv`` with the same file contents
     (blank lines included), read from local files; parquet too."""
     from rubriclab.compat.vertex import utils
 
@@ -658,7 +658,7 @@ def memory_store() -> Any:
 
 
 def test_load_dataset_from_remote_files_through_fsspec(memory_store: Any) -> None:
-    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``_csv`` with the same file contents,
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``test_load_dataset_from_gcs_csv`` with the same file contents,
     at fsspec URLs (``memory://`` stands for ``gs://``: the same fsspec.open, no Google
     account needed); parquet and json too."""
     from rubriclab.compat.vertex import utils
@@ -691,7 +691,7 @@ def test_load_dataset_from_remote_files_through_fsspec(memory_store: Any) -> Non
 
 
 def test_load_dataset_from_gcs_jsonl_and_csv(fake_gcs: Any) -> None:
-    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``_csv`` with their own ``gs://`` URLs:
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``test_load_dataset_from_gcs_csv`` with their own ``gs://`` URLs:
     the gs protocol served by fsspec's memory file system, where gcsfs would plug in."""
     from rubriclab.compat.vertex import utils
 
@@ -888,7 +888,7 @@ def _rubric_metric(model: Any, parsing_fn: Any = None) -> Any:
 
 
 def test_rubric_generation_succeeds_with_a_model_function() -> None:
-    """Follows ``test_rubric_generation_succeeds`` and ``..._default_parsing_fn``:
+    """Follows ``test_rubric_generation_succeeds`` and ``test_rubric_generation_default_parsing_fn``:
     ``RubricGenerationConfig(model=<a model of one's own>)``, the frame exactly as vertexai's."""
     asked: list[str] = []
     out = _rubric_metric(lambda p: asked.append(p) or GENERATED).generate_rubrics(PROMPT_RESPONSE)
