@@ -3,6 +3,7 @@
 Set ``fake_judge.responder = fn`` (fn(body) -> text | response dict | ServerReply),
 ``fake_judge.latency`` or ``fake_judge.faults`` at any time; give ``fake_judge.url`` to
 ``rl.Judge(url, model=...)``; read ``fake_judge.requests`` to see exactly what was sent.
+``fake_gcs``: a ``gs://`` store for fsspec (its memory file system under the gs protocol).
 """
 
 from __future__ import annotations
@@ -37,3 +38,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     running in the main thread, and code under test that calls asyncio.run (every sync entry
     point) must not run after it in the same process."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+@pytest.fixture
+def fake_gcs() -> Iterator[Any]:
+    """A gs:// store served by fsspec's memory file system (what gcsfs plugs into)."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class FakeGCS(MemoryFileSystem):  # type: ignore[misc]
+        protocol = ("gs", "gcs")
+        store: dict[str, Any] = {}  # noqa: RUF012 - fsspec's class-level store
+        pseudo_dirs = [""]  # noqa: RUF012
+
+    from fsspec.registry import _registry  # the live registry: restored below
+
+    before = _registry.get("gs")
+    fsspec.register_implementation("gs", FakeGCS, clobber=True)
+    try:
+        yield FakeGCS()
+    finally:
+        _registry.pop("gs", None)
+        if before is not None:
+            _registry["gs"] = before

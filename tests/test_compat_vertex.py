@@ -280,7 +280,8 @@ def test_seed_notebook_runs_with_only_its_imports_changed(
         in table.loc[0, f"{PAIR}/baseline_rubric_verdict_pairs"]
     )
     assert table.loc[0, "description"] == "A damaged car."
-    assert len(table.loc[0, f"{PAIR}/raw_outputs"]) == 2  # both orders were asked
+    # Vertex's default order (flip_enabled False): one call per row, Response A = baseline
+    assert len(table.loc[0, f"{PAIR}/raw_outputs"]) == 1
     summary = eval_result.summary_metrics
     assert summary["row_count"] == 5
     assert summary[f"{PAIR}/mean"] == 0.5
@@ -293,8 +294,13 @@ def test_seed_notebook_runs_with_only_its_imports_changed(
         urls = [p["image_url"]["url"] for p in parts if p.get("type") == "image_url"]
         assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,")
     distinct_files = {Path(p).read_bytes() for p in demo["image"]}
-    # one rubric per distinct picture (identical requests are cached), two orders per row
-    assert len(session_judge.requests) == len(distinct_files) + 2 * 5
+    # one rubric per distinct picture (identical requests are cached), one critique per row
+    assert len(session_judge.requests) == len(distinct_files) + 5
+    critiques = [_text(b) for b in session_judge.requests if "[[Response A Answers" in _text(b)]
+    assert len(critiques) == 5
+    for text, base, cand in zip(critiques, baseline_response, response, strict=True):
+        assert f"<response_a>\n{base}\n</response_a>" in text
+        assert f"<response_b>\n{cand}\n</response_b>" in text
     written = eval_result.output_path
     assert written is not None and written.parent == Path(BUCKET_URI)
     saved = json.loads((written / "summary_metrics.json").read_text())["summary_metrics"]
@@ -420,7 +426,9 @@ def test_a_failing_parser_or_missing_rubric_lands_on_its_row(session_judge: Any)
 
 
 def test_pairwise_orders_that_disagree_make_a_tie(session_judge: Any) -> None:
-    from rubriclab.compat.vertex import EvalTask, PredefinedRubricMetrics
+    """With ``flip_enabled=True`` a position-biased judge gives a tie; with Vertex's default
+    (one order) the same judge's A >> B stands: the baseline is better."""
+    from rubriclab.compat.vertex import AutoraterConfig, EvalTask, PredefinedRubricMetrics
 
     def first_wins(body: dict[str, Any]) -> str:  # a judge with position bias
         return (
@@ -433,9 +441,14 @@ def test_pairwise_orders_that_disagree_make_a_tie(session_judge: Any) -> None:
     data = pd.DataFrame(
         {"prompt": ["p"], "response": ["c"], "baseline_model_response": ["b"], "rubrics": [["q"]]}
     )
-    result = EvalTask(
-        dataset=data, metrics=[PredefinedRubricMetrics.Pairwise.TEXT_QUALITY]
-    ).evaluate()
+    metrics = [PredefinedRubricMetrics.Pairwise.TEXT_QUALITY]
+    single = EvalTask(dataset=data, metrics=metrics).evaluate().result.table
+    assert single.loc[0, "pairwise_rb_text_quality/score"] == -1.0
+    assert single.loc[0, "pairwise_rb_text_quality/swap_consistent"] is None
+    assert len(session_judge.requests) == 1
+    flip = AutoraterConfig(flip_enabled=True)
+    result = EvalTask(dataset=data, metrics=metrics, autorater_config=flip).evaluate()
+    assert len(session_judge.requests) == 2  # only the swapped order is new (the first is cached)
     ours = result.result.table
     assert ours.loc[0, "pairwise_rb_text_quality/score"] == 0.0
     assert ours.loc[0, "pairwise_rb_text_quality/swap_consistent"] is False
@@ -617,29 +630,6 @@ def _seed_car_frame(uris: list[str]) -> pd.DataFrame:
             "response": demo["response"].tolist(),
         }
     )
-
-
-@pytest.fixture
-def fake_gcs() -> Iterator[Any]:
-    """A gs:// store served by fsspec's memory file system (what gcsfs plugs into)."""
-    fsspec = pytest.importorskip("fsspec")
-    from fsspec.implementations.memory import MemoryFileSystem
-
-    class FakeGCS(MemoryFileSystem):  # type: ignore[misc]
-        protocol = ("gs", "gcs")
-        store: dict[str, Any] = {}  # noqa: RUF012 - fsspec's class-level store
-        pseudo_dirs = [""]  # noqa: RUF012
-
-    from fsspec.registry import _registry  # the live registry: restored below
-
-    before = _registry.get("gs")
-    fsspec.register_implementation("gs", FakeGCS, clobber=True)
-    try:
-        yield FakeGCS()
-    finally:
-        _registry.pop("gs", None)
-        if before is not None:
-            _registry["gs"] = before
 
 
 def test_seed_gs_images_are_read_through_fsspec(session_judge: Any, fake_gcs: Any) -> None:

@@ -153,7 +153,13 @@ def test_the_same_input_gets_the_same_classic_answer() -> None:
 
 @pytest.mark.parametrize("template", [pairwise_template(AB), CHOICE_TEMPLATE])
 def test_classic_pairwise_gives_a_choice_both_orders_agree_on(template: str) -> None:
-    metric = PairwiseMetric(metric="pairwise_fluency", metric_prompt_template=template)
+    from rubriclab.compat.vertex import AutoraterConfig
+
+    metric = PairwiseMetric(
+        metric="pairwise_fluency",
+        metric_prompt_template=template,
+        autorater_config=AutoraterConfig(flip_enabled=True),  # ask both orders
+    )
     result = EvalTask(dataset=DATA, metrics=[metric]).evaluate()
     table, ours = result.metrics_table, result.result.table
     assert "pairwise_fluency/error" not in table

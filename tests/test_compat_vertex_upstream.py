@@ -6,6 +6,7 @@ Each test names the upstream test or source function it follows.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pandas as pd
@@ -607,7 +608,7 @@ def test_load_dataset_from_dataframe_and_dict() -> None:
 
 
 def test_load_dataset_from_local_files(tmp_path: Any) -> None:
-    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``_csv`` with the same file contents
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``test_load_dataset_from_gcs_csv`` with the same file contents
     (blank lines included), read from local files; parquet too."""
     from rubriclab.compat.vertex import utils
 
@@ -635,17 +636,114 @@ def test_load_dataset_from_local_files(tmp_path: Any) -> None:
         utils.load_dataset(42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("source", "hint"),
-    [("gs://test_bucket/test_file.jsonl", "gcloud storage cp"), ("bq://p.d.t", "bq extract")],
+_JSONL = (
+    '{"prompt": "prompt", "reference": "reference"}\n\n{"prompt":"test", "reference": "test"}\n\n'
 )
-def test_load_dataset_from_google_cloud_names_the_way(source: str, hint: str) -> None:
-    """``test_load_dataset_from_gcs_*`` / ``_from_bigquery`` need Google Cloud: a clear
-    NotImplementedError that says how to bring the data local."""
+_CSV = "reference,context,instruction\ntest,test,test\n\ntext,text,text\n\n"
+
+
+@pytest.fixture
+def memory_store() -> Any:
+    """fsspec's real in-memory file system under a folder of this test's own, removed after."""
+    fsspec = pytest.importorskip("fsspec")
+    import uuid
+
+    fs = fsspec.filesystem("memory")
+    root = f"memory://rubriclab-{uuid.uuid4().hex}"
+    try:
+        yield fs, root
+    finally:
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+
+
+def test_load_dataset_from_remote_files_through_fsspec(memory_store: Any) -> None:
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``test_load_dataset_from_gcs_csv`` with the same file contents,
+    at fsspec URLs (``memory://`` stands for ``gs://``: the same fsspec.open, no Google
+    account needed); parquet and json too."""
     from rubriclab.compat.vertex import utils
 
-    with pytest.raises(NotImplementedError, match=hint):
-        utils.load_dataset(source)
+    fs, root = memory_store
+    with fs.open(f"{root}/test_file.jsonl", "wb") as fh:
+        fh.write(_JSONL.encode())
+    with fs.open(f"{root}/test_file.csv", "wb") as fh:
+        fh.write(_CSV.encode())
+    frame = pd.DataFrame({"prompt": ["p", "q"], "response": ["r", "s"]})
+    with fs.open(f"{root}/test_file.parquet", "wb") as fh:
+        frame.to_parquet(fh)
+    with fs.open(f"{root}/test_file.json", "wb") as fh:
+        fh.write(frame.to_json(orient="records").encode())
+    assert utils.load_dataset(f"{root}/test_file.jsonl").to_dict("list") == {
+        "prompt": ["prompt", "test"],
+        "reference": ["reference", "test"],
+    }
+    assert utils.load_dataset(f"{root}/test_file.csv").to_dict("list") == {
+        "reference": ["test", "text"],
+        "context": ["test", "text"],
+        "instruction": ["test", "text"],
+    }
+    assert utils.load_dataset(f"{root}/test_file.parquet").equals(frame)
+    assert utils.load_dataset(f"{root}/test_file.json").equals(frame)
+    with pytest.raises(ValueError, match=r"data file memory://\S+/absent.jsonl does not exist"):
+        utils.load_dataset(f"{root}/absent.jsonl")
+    with pytest.raises(ValueError, match="Unsupported file type: txt"):
+        utils.load_dataset(f"{root}/test_file.txt")
+
+
+def test_load_dataset_from_gcs_jsonl_and_csv(fake_gcs: Any) -> None:
+    """Follows ``test_load_dataset_from_gcs_jsonl`` / ``test_load_dataset_from_gcs_csv`` with their own ``gs://`` URLs:
+    the gs protocol served by fsspec's memory file system, where gcsfs would plug in."""
+    from rubriclab.compat.vertex import utils
+
+    with fake_gcs.open("gs://test_bucket/test_file.jsonl", "wb") as fh:
+        fh.write(_JSONL.encode())
+    with fake_gcs.open("gs://test_bucket/test_file.csv", "wb") as fh:
+        fh.write(_CSV.encode())
+    assert utils.load_dataset("gs://test_bucket/test_file.jsonl").to_dict("list") == {
+        "prompt": ["prompt", "test"],
+        "reference": ["reference", "test"],
+    }
+    assert utils.load_dataset("gs://test_bucket/test_file.csv").to_dict("list") == {
+        "reference": ["test", "text"],
+        "context": ["test", "text"],
+        "instruction": ["test", "text"],
+    }
+    # EvalTask(dataset=<URL>) loads it the same way, as vertexai's EvalTask does
+    task = EvalTask(dataset="gs://test_bucket/test_file.csv", metrics=["exact_match"])
+    assert task.dataset.to_dict("list") == {
+        "reference": ["test", "text"],
+        "context": ["test", "text"],
+        "instruction": ["test", "text"],
+    }
+    with pytest.raises(NotImplementedError, match="bq extract"):
+        EvalTask(dataset="bq://project-id.dataset.table_name", metrics=["exact_match"])
+
+
+def test_load_dataset_names_the_package_a_remote_store_needs() -> None:
+    """``gs://`` without gcsfs (vertexai's own store): one line saying what to install."""
+    pytest.importorskip("fsspec")
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed: gs:// would be read")
+    from rubriclab.compat.vertex import utils
+
+    with pytest.raises(ImportError) as info:
+        utils.load_dataset("gs://test_bucket/test_file.jsonl")
+    message = str(info.value)
+    assert message == (
+        "load_dataset('gs://test_bucket/test_file.jsonl'): reading gs:// needs gcsfs: "
+        "pip install gcsfs"
+    )
+    with pytest.raises(ValueError, match="nosuch:// is not a file system fsspec knows"):
+        utils.load_dataset("nosuch://bucket/data.csv")
+
+
+def test_load_dataset_from_bigquery_is_refused_with_the_way_out() -> None:
+    """``test_load_dataset_from_bigquery`` needs Google Cloud: a clear NotImplementedError
+    saying how to export the table."""
+    from rubriclab.compat.vertex import utils
+
+    with pytest.raises(NotImplementedError, match="bq extract"):
+        utils.load_dataset("bq://project-id.dataset.table_name")
 
 
 # -- ROUGE -------------------------------------------------------------------------------------
@@ -790,7 +888,7 @@ def _rubric_metric(model: Any, parsing_fn: Any = None) -> Any:
 
 
 def test_rubric_generation_succeeds_with_a_model_function() -> None:
-    """Follows ``test_rubric_generation_succeeds`` and ``..._default_parsing_fn``:
+    """Follows ``test_rubric_generation_succeeds`` and ``test_rubric_generation_default_parsing_fn``:
     ``RubricGenerationConfig(model=<a model of one's own>)``, the frame exactly as vertexai's."""
     asked: list[str] = []
     out = _rubric_metric(lambda p: asked.append(p) or GENERATED).generate_rubrics(PROMPT_RESPONSE)
@@ -1160,3 +1258,555 @@ def test_rouge_with_options_keeps_its_scoring() -> None:
     stem = Rouge(rouge_type="rouge1", use_stemmer=True).with_options(reference_column="gold")
     assert stem.reference_column == "gold"
     assert stem.score_one("cats running", "cat runs").score == 1.0
+
+
+# -- AutoraterConfig: upstream TestAgentEvaluation autorater cases ----------------------------
+
+
+def _choice_by_position(body: dict[str, Any]) -> str:
+    """A judge that always prefers Response A, so the order asked shows in the choice."""
+    if "### Response A" in _last(body):
+        return "pairwise_choice: A\nexplanation: explanation"
+    return "Score: 4\nExplanation: explanation"
+
+
+def test_autorater_config_defaults_are_vertexais(scripted_judge: Any) -> None:
+    """vertexai's ``AutoraterConfig()`` (a proto message) reads ``flip_enabled`` False, and its
+    pairwise rubric parser reads Response A as the baseline: one order, one call per row, A =
+    baseline. ``flip_enabled=True`` (rubriclab's both orders) is there when asked for."""
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    assert AutoraterConfig().flip_enabled is False
+    assert AutoraterConfig().sampling_count == 1
+    scripted_judge.responder = _choice_by_position
+    data = ALL_INCLUDED.assign(baseline_model_response=["base one", "base two"])
+    metric = Examples.Pairwise.SUMMARIZATION_QUALITY
+    result = EvalTask(dataset=data, metrics=[metric]).evaluate()
+    assert len(scripted_judge.requests) == 2
+    for body, base, cand in zip(
+        scripted_judge.requests, data["baseline_model_response"], data["response"], strict=True
+    ):
+        text = _last(body)
+        assert text.index(f"### Response A\n{base}") < text.index(f"### Response B\n{cand}")
+    name = metric.metric_name
+    # the position-biased judge picks A, the baseline, on every row
+    assert result.metrics_table[f"{name}/pairwise_choice"].tolist() == ["BASELINE"] * 2
+    assert result.summary_metrics[f"{name}/baseline_model_win_rate"] == 1.0
+    # negative control: asked in both orders, the same judge contradicts itself -> ties
+    flipped = EvalTask(
+        dataset=data, metrics=[metric], autorater_config=AutoraterConfig(flip_enabled=True)
+    ).evaluate()
+    assert len(scripted_judge.requests) == 4  # the swapped order of each row is new
+    assert flipped.metrics_table[f"{name}/pairwise_choice"].tolist() == ["TIE"] * 2
+    assert flipped.result.table[f"{name}/swap_consistent"].tolist() == [False, False]
+
+
+def test_pairwise_flipping_missing_baseline_model_response_column(mock_judge: Any) -> None:
+    """Follows ``test_pairwise_flipping_missing_baseline_model_response_column``: with
+    ``flip_enabled=True`` a pairwise metric without a baseline column raises vertexai's
+    sentence at ``evaluate()``."""
+    import re
+
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    task = EvalTask(
+        dataset=ALL_INCLUDED,
+        metrics=[Examples.Pairwise.SUMMARIZATION_QUALITY],
+        autorater_config=AutoraterConfig(flip_enabled=True),
+        metric_column_mapping={"response": "response"},
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Cannot find the `baseline_model_response` column in the evaluation dataset to "
+            "fill the metric prompt template."
+        ),
+    ):
+        task.evaluate()
+
+
+_AUTORATER = {"autorater_model": "test_autorater_model", "sampling_count": 6, "flip_enabled": True}
+
+
+def _models_and_calls(scripted_judge: Any) -> tuple[set[str], int]:
+    return {b["model"] for b in scripted_judge.requests}, len(scripted_judge.requests)
+
+
+@pytest.mark.parametrize("where", ["task", "metric", "metric_over_task"])
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_autorater_config_reaches_the_judge(
+    scripted_judge: Any, where: str, pairwise: bool
+) -> None:
+    """Follows ``test_pointwise_autorater_request_config_enabled``,
+    ``test_pointwise_autorater_from_metric``, ``test_pointwise_autorater_from_metric_override``,
+    ``test_pairwise_autorater_request_config_enabled``, ``test_pairwise_autorater_from_metric``
+    and ``test_pairwise_autorater_request_default_metric_column_mapping``: the config in force
+    (the metric's over the task's) decides the model asked and the samples per row. Upstream
+    compares the request's proto; here the HTTP calls show it. With ``flip_enabled`` ours asks
+    every sample in both orders (Vertex's service flips half of the samples), so 12 calls."""
+    from rubriclab.compat.vertex import AutoraterConfig
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    scripted_judge.responder = _choice_by_position
+    config = AutoraterConfig(**_AUTORATER)
+    other = AutoraterConfig(autorater_model="test_another_model", sampling_count=2)
+    kind = PairwiseMetric if pairwise else PointwiseMetric
+    example = (Examples.Pairwise if pairwise else Examples.Pointwise).SUMMARIZATION_QUALITY
+    metric = kind(
+        metric="summarization_quality",
+        metric_prompt_template=example.metric_prompt_template,
+        autorater_config=None if where == "task" else config,
+    )
+    task_config = {"task": config, "metric": None, "metric_over_task": other}[where]
+    data = ALL_INCLUDED.head(1)
+    if pairwise:
+        data = data.assign(baseline_model_response=["the baseline"])
+    EvalTask(dataset=data, metrics=[metric], autorater_config=task_config).evaluate()
+    models, calls = _models_and_calls(scripted_judge)
+    assert models == {"test_autorater_model"}
+    assert calls == (12 if pairwise else 6)
+
+
+# -- agents: upstream TestAgentEvaluation --------------------------------------------------------
+
+_AGENT_DATA = pd.DataFrame(
+    {
+        "prompt": ["test_input1", "test_input2"],
+        "reference_trajectory": [
+            [{"tool_name": "test_tool1"}, {"tool_name": "test_tool2"}],
+            [{"tool_name": "test_tool3"}, {"tool_name": "test_tool4"}],
+        ],
+    }
+)
+
+
+class _Queryable:
+    """Upstream's mocked Reasoning Engine: row by row, its two canned answers."""
+
+    def __init__(self) -> None:
+        self.answers = {
+            "test_input1": ["test_tool1", "test_tool2"],
+            "test_input2": ["test_tool2", "test_tool3"],
+        }
+        self.inputs: list[str] = []
+
+    def query(self, input: str) -> dict[str, Any]:
+        self.inputs.append(input)
+        steps = [
+            [{"kwargs": {"tool": tool}, "tool_output": "test_tool_output"}]
+            for tool in self.answers.get(input, ["test_tool1", "test_tool2"])
+        ]
+        return {"input": input, "output": "test_output", "intermediate_steps": steps}
+
+
+def test_runnable_trajectory_eval_with_runnable_inference() -> None:
+    """Follows ``test_runnable_trajectory_eval_with_runnable_inference``: the agent's
+    ``intermediate_steps`` become ``predicted_trajectory`` and ``trajectory_exact_match``
+    scores them against the reference. Upstream's 1.0 / 0.0 are its mocked service's; here
+    they are computed (row 1 calls tools 1, 2 as referenced; row 2 calls 2, 3, not 3, 4)."""
+    agent = _Queryable()
+    result = EvalTask(dataset=_AGENT_DATA, metrics=["trajectory_exact_match"]).evaluate(
+        runnable=agent
+    )
+    assert sorted(agent.inputs) == ["test_input1", "test_input2"]
+    assert result.summary_metrics["row_count"] == 2
+    assert result.summary_metrics["trajectory_exact_match/mean"] == 0.5
+    assert result.summary_metrics["trajectory_exact_match/std"] == pytest.approx(0.7, 0.1)
+    assert set(result.metrics_table.columns) == {
+        "prompt",
+        "response",
+        "latency_in_seconds",
+        "failure",
+        "predicted_trajectory",
+        "reference_trajectory",
+        "trajectory_exact_match/score",
+    }
+    assert result.metrics_table["trajectory_exact_match/score"].tolist() == [1.0, 0.0]
+    assert result.metrics_table["failure"].tolist() == [0, 0]
+
+
+def test_runnable_response_eval_with_runnable_inference(scripted_judge: Any) -> None:
+    """Follows ``test_runnable_response_eval_with_runnable_inference``: COHERENCE on the
+    agent's answers. ``prompt_template="test prompt template"`` has no variables, so both rows
+    ask the agent the same thing and get the same answer. Upstream's scores 5 and 4 come from
+    its mocked service; two identical rows cannot give them (the judge sees the same text), so
+    this judge answers 4 for both: mean 4.0, not 4.5. Columns, row count and the agent's
+    inputs are upstream's."""
+    scripted_judge.responder = lambda body: "Score: 4\nExplanation: explanation"
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    agent = _Queryable()
+    result = EvalTask(dataset=_AGENT_DATA, metrics=[Examples.Pointwise.COHERENCE]).evaluate(
+        runnable=agent, prompt_template="test prompt template"
+    )
+    assert agent.inputs == ["test prompt template"] * 2
+    assert result.summary_metrics["row_count"] == 2
+    assert result.summary_metrics["coherence/mean"] == 4.0
+    assert set(result.metrics_table.columns) == {
+        "prompt",
+        "reference_trajectory",
+        "response",
+        "latency_in_seconds",
+        "failure",
+        "predicted_trajectory",
+        "coherence/score",
+        "coherence/explanation",
+    }
+    assert result.metrics_table["coherence/explanation"].tolist() == ["explanation"] * 2
+
+
+def test_a_runnable_that_raises_adds_response_error_only_then() -> None:
+    """Beside the two ports above (no ``response_error`` column when every row ran): a row
+    whose agent raised has ``failure`` 1 and its error, and is that metric's row error."""
+
+    class Flaky(_Queryable):
+        def query(self, input: str) -> dict[str, Any]:
+            if input == "test_input2":
+                raise RuntimeError("agent down")
+            return super().query(input)
+
+    result = EvalTask(dataset=_AGENT_DATA, metrics=["trajectory_exact_match"]).evaluate(
+        runnable=Flaky()
+    )
+    table = result.metrics_table
+    assert table["failure"].tolist() == [0, 1]
+    assert table["response_error"].tolist() == [None, "runnable raised RuntimeError: agent down"]
+    assert table["trajectory_exact_match/score"][0] == 1.0
+    assert pd.isna(table["trajectory_exact_match/score"][1])
+
+
+# -- models that write responses: GenerativeModel objects and bare names ------------------------
+
+
+class _GenerativeModel:
+    """What vertexai's ``GenerativeModel`` offers the SDK: ``generate_content(prompt)`` with a
+    reply whose ``.text`` is the answer (upstream's mocked model answers 'test_response')."""
+
+    def __init__(self, text: str = "test_response") -> None:
+        self.text = text
+        self.prompts: list[str] = []
+
+    def generate_content(self, prompt: str) -> Any:
+        self.prompts.append(prompt)
+        reply = type("GenerationResponse", (), {})()
+        reply.text = self.text
+        return reply
+
+
+def test_compute_pairwise_metrics_metric_prompt_template_example(scripted_judge: Any) -> None:
+    """Follows ``test_compute_pairwise_metrics_metric_prompt_template_example``: a model object
+    writes the candidate responses from ``prompt_template``; the example pairwise metric judges
+    them against the dataset's baselines. Upstream's BASELINE / CANDIDATE come from its mocked
+    service; this judge picks the baseline when it reads 'baseline', else the candidate."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    def answer(body: dict[str, Any]) -> str:
+        a = _last(body).split("### Response A\n", 1)[1].split("\n", 1)[0]
+        return f"pairwise_choice: {'A' if a == 'baseline' else 'B'}\nexplanation: explanation"
+
+    scripted_judge.responder = answer
+    data = WITHOUT_RESPONSE.copy()
+    data.insert(1, "baseline_model_response", ["baseline", "response"])
+    model = _GenerativeModel()
+    result = EvalTask(dataset=data, metrics=[Examples.Pairwise.SUMMARIZATION_QUALITY]).evaluate(
+        model=model, prompt_template="{instruction} test prompt template {context}"
+    )
+    assert model.prompts == [
+        "test test prompt template test",
+        "instruction test prompt template context",
+    ]
+    name = "pairwise_summarization_quality"
+    assert result.summary_metrics["row_count"] == 2
+    assert set(result.metrics_table.columns) == {
+        "context",
+        "instruction",
+        "prompt",
+        "response",
+        "reference",
+        "baseline_model_response",
+        f"{name}/pairwise_choice",
+        f"{name}/explanation",
+    }
+    assert result.metrics_table["response"].tolist() == ["test_response"] * 2
+    assert result.metrics_table[f"{name}/pairwise_choice"].tolist() == ["BASELINE", "CANDIDATE"]
+    assert result.metrics_table[f"{name}/explanation"].tolist() == ["explanation"] * 2
+    assert set(result.summary_metrics) == {
+        "row_count",
+        f"{name}/candidate_model_win_rate",
+        f"{name}/baseline_model_win_rate",
+    }
+    assert result.summary_metrics[f"{name}/candidate_model_win_rate"] == 0.5
+    assert result.summary_metrics[f"{name}/baseline_model_win_rate"] == 0.5
+
+
+def test_compute_pointwise_metrics_metric_prompt_template_example_string_model(
+    scripted_judge: Any,
+) -> None:
+    """Follows ``test_compute_pointwise_metrics_metric_prompt_template_example_string_model``:
+    ``model="gemini-1.5-pro"`` writes the responses (here: that model name asked on the
+    judge's own endpoint, over HTTP), then the example metric scores them."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+
+    def answer(body: dict[str, Any]) -> str:
+        if body["model"] == "gemini-1.5-pro":
+            return "test_response"
+        first = "### prompt\ntest test prompt template test" in _last(body)
+        return f"Score: {5 if first else 4}\nExplanation: explanation"
+
+    scripted_judge.responder = answer
+    result = EvalTask(
+        dataset=WITHOUT_RESPONSE, metrics=[Examples.Pointwise.SUMMARIZATION_QUALITY]
+    ).evaluate(
+        model="gemini-1.5-pro", prompt_template="{instruction} test prompt template {context}"
+    )
+    models = [b["model"] for b in scripted_judge.requests]
+    assert models.count("gemini-1.5-pro") == 2 and models.count("judge-model") == 2
+    assert result.summary_metrics["row_count"] == 2
+    assert result.summary_metrics["summarization_quality/mean"] == 4.5
+    assert result.summary_metrics["summarization_quality/std"] == pytest.approx(0.7, 0.1)
+    assert set(result.metrics_table.columns) == {
+        "context",
+        "instruction",
+        "reference",
+        "prompt",
+        "response",
+        "summarization_quality/score",
+        "summarization_quality/explanation",
+    }
+    assert result.metrics_table["response"].tolist() == ["test_response"] * 2
+    assert sorted(result.metrics_table["summarization_quality/score"]) == [4, 5]
+    assert result.metrics_table["summarization_quality/explanation"].tolist() == ["explanation"] * 2
+
+
+def test_rubric_generation_succeeds() -> None:
+    """Follows ``test_rubric_generation_succeeds``: ``RubricGenerationConfig(model=<a
+    GenerativeModel>)`` is asked through ``generate_content``; the frame is vertexai's."""
+    model = _GenerativeModel(GENERATED)
+    out = _rubric_metric(model).generate_rubrics(PROMPT_RESPONSE)
+    assert out.equals(_with_rubrics())
+    assert model.prompts == [
+        f"Generate rubrics for the given prompt: {p}" for p in PROMPT_RESPONSE.prompt
+    ]
+    with pytest.raises(TypeError, match="generate_content"):
+        _rubric_metric(object())
+
+
+def test_unmatched_metric_column_mapping(mock_judge: Any) -> None:
+    """Follows ``test_unmatched_metric_column_mapping``: ``model=`` over a dataset that has
+    ``response`` raises vertexai's sentence, word for word."""
+    import re
+
+    task = EvalTask(
+        dataset=ALL_INCLUDED,
+        metrics=[
+            PointwiseMetric(metric="test_pointwise_metric_str", metric_prompt_template="abc: {abc}")
+        ],
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "The `model` parameter or `baseline_model` in pairwise metric is"
+            " specified, but the evaluation `dataset` contains model response"
+            " column or baseline model response column `response`"
+            " to perform bring-your-own-response(BYOR) evaluation. If you would"
+            " like to perform evaluation using the dataset with the"
+            " existing model response column or or baseline model response column"
+            " `response`, please remove `model` parameter in `EvalTask.evaluate()`"
+            " function or `baseline_model` in `PairwiseMetric`."
+        ),
+    ):
+        task.evaluate(model=_GenerativeModel())
+
+
+def test_evaluate_baseline_model_provided_but_no_baseline_response_column(
+    scripted_judge: Any,
+) -> None:
+    """Follows ``test_evaluate_baseline_model_provided_but_no_baseline_response_column``: a
+    candidate model and the metric's ``baseline_model`` (both GenerativeModels) write the two
+    columns, then the pairwise metric judges every row."""
+    from rubriclab.compat.vertex import PairwiseMetricPromptTemplate
+
+    scripted_judge.responder = lambda body: "pairwise_choice: SAME\nexplanation: explanation"
+    baseline, candidate = _GenerativeModel("the baseline"), _GenerativeModel("the candidate")
+    metric = PairwiseMetric(
+        metric="test_pairwise_metric",
+        metric_prompt_template=PairwiseMetricPromptTemplate(
+            metric_definition="You will be assessing Text Quality",
+            criteria=CRITERIA,
+            rating_rubric=PAIRWISE_RUBRIC,
+            evaluation_steps=STEPS,
+        ),
+        baseline_model=baseline,
+    )
+    result = EvalTask(dataset=WITHOUT_RESPONSE, metrics=[metric]).evaluate(model=candidate)
+    assert result.summary_metrics["row_count"] == 2
+    assert baseline.prompts == candidate.prompts == ["test", "prompt"]
+    table = result.metrics_table
+    assert table["response"].tolist() == ["the candidate"] * 2
+    assert table["baseline_model_response"].tolist() == ["the baseline"] * 2
+    assert table["test_pairwise_metric/pairwise_choice"].tolist() == ["TIE"] * 2
+
+
+def test_validate_metrics_multiple_rubric_based_metrics() -> None:
+    """Follows ``test_validate_metrics_multiple_rubric_based_metrics``: one run has one
+    ``rubrics`` column, so two rubric-based metrics raise at ``evaluate()`` (before this, the
+    second one critiqued with the first one's rubrics, its own generation never asked)."""
+    import re
+
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+    from rubriclab.compat.vertex import RubricBasedMetric, RubricGenerationConfig
+
+    asked: list[str] = []
+    config = RubricGenerationConfig(prompt_template="abc", model=lambda p: asked.append(p))
+    metrics = [
+        RubricBasedMetric(generation_config=config, critique_metric=critic)
+        for critic in (Examples.Pointwise.COHERENCE, Examples.Pointwise.FLUENCY)
+    ]
+    task = EvalTask(dataset=PROMPT_RESPONSE, metrics=metrics)
+    with pytest.raises(
+        ValueError, match=re.escape("Multiple rubric based metrics are not supported.")
+    ):
+        task.evaluate()
+    assert asked == []
+
+
+def test_default_rubrics_parser_succeeds() -> None:
+    """Follows ``test_default_rubrics_parser_succeeds``. ``..._with_invalid_json`` expects
+    ``{"questions": ""}`` for ``{["questions": [...]]}``; ours repairs that near-JSON (as it
+    does trailing commas) and reads the question, and text with no rubric at all gives
+    ``questions`` None and an ``error``, never an empty rubric."""
+    from rubriclab.compat.vertex import utils
+
+    assert utils.parse_rubrics('```json{"questions": ["test_rubric"]}```') == {
+        "questions": ["test_rubric"]
+    }
+    repaired = utils.parse_rubrics('```json{["questions": ["test_rubric"]]}```')
+    assert repaired == {"questions": ["test_rubric"]}
+    bad = utils.parse_rubrics("I cannot write rubrics for this.")
+    assert bad["questions"] is None and bad["error"].startswith("unreadable rubric")
+
+
+# -- multimodal predefined rubric metrics: upstream test_rubric_based_eval.py --------------------
+
+
+def _gs_images(fake_gcs: Any) -> list[str]:
+    """Upstream's two ``gs://test-bucket/image*.png`` parts, the pictures put in the store."""
+    import json
+    from pathlib import Path
+
+    from rubriclab.demo import car_damage_frame
+
+    parts = []
+    for n, path in zip((3, 4), car_damage_frame()["image"], strict=False):
+        uri = f"gs://test-bucket/image{n}.png"
+        with fake_gcs.open(uri, "wb") as fh:
+            fh.write(Path(path).read_bytes())
+        part = {"file_data": {"mime_type": "image/png", "file_uri": uri}}
+        parts.append(json.dumps({"contents": [{"parts": [part]}]}))
+    return parts
+
+
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_multimodal_understanding_metric(
+    scripted_judge: Any, fake_gcs: Any, pairwise: bool
+) -> None:
+    """Follows ``TestPredefinedRubricMetrics.test_pointwise_multimodal_understanding_metric``
+    and ``test_pairwise_multimodal_understanding_metric``: upstream's datasets (gs:// images,
+    read through fsspec), its generation answer (questions only, so no ``description``
+    column unless the dataset has one) and exactly vertexai's columns, in its order."""
+    from rubriclab.compat.vertex import PredefinedRubricMetrics
+
+    def answer(body: dict[str, Any]) -> str:
+        parts = body["messages"][-1]["content"]
+        assert [p["type"] for p in parts].count("image_url") == 1  # the row's picture went
+        text = "\n".join(p.get("text", "") for p in parts)
+        block = "<question>\nQuestion: test_rubric\nVerdict: [[YES]]\n</question>"
+        if "[[Response A Answers" in text:
+            return (
+                f"[[Response A Answers:]]\n{block}\n[[Response B Answers:]]\n{block}\n"
+                "[[SxS Rating: B > A]]"
+            )
+        if "<question>" in text and "Verdict:" in text:
+            return f"{block}\n[[Rubric Score: 1/1]]"
+        return '```json{"questions": ["test_rubric"]}```'
+
+    scripted_judge.responder = answer
+    images = _gs_images(fake_gcs)
+    if pairwise:
+        data = pd.DataFrame(
+            {
+                "prompt": ["test_prompt", "text_prompt"],
+                "image": images,
+                "description": ["description", "description"],
+                "response": ["test", "text"],
+                "baseline_model_response": ["test", "text"],
+            }
+        )
+        metric = PredefinedRubricMetrics.Pairwise.MULTIMODAL_UNDERSTANDING
+        fields = ["pairwise_choice", "score", "baseline_rubric_verdict_pairs"]
+        fields += ["candidate_rubric_verdict_pairs", "raw_outputs"]
+    else:
+        data = pd.DataFrame(
+            {
+                "prompt": ["test_prompt", "text_prompt"],
+                "image": images,
+                "response": ["test", "text"],
+            }
+        )
+        metric = PredefinedRubricMetrics.Pointwise.MULTIMODAL_UNDERSTANDING
+        fields = ["score", "rubric_verdict_pairs", "raw_outputs"]
+    table = EvalTask(dataset=data, metrics=[metric]).evaluate().metrics_table
+    name = metric.critique_metric.metric_name
+    assert table.columns.tolist() == [*data.columns, "rubrics", *(f"{name}/{f}" for f in fields)]
+
+
+def test_compute_rubric_based_metric(scripted_judge: Any) -> None:
+    """Follows ``test_compute_rubric_based_metric``: a RubricBasedMetric whose critique metric
+    has no CustomOutputConfig gets vertexai's ``CustomOutputConfig(return_raw_output=True)``,
+    so its table has only ``{m}/raw_output`` (the judge's texts) beside ``rubrics``. Upstream's
+    two texts per row come from its mocked service; here one sample per row is asked
+    (``sampling_count`` 1), so each row has one."""
+    from rubriclab.compat.vertex import MetricPromptTemplateExamples as Examples
+    from rubriclab.compat.vertex import RubricBasedMetric, RubricGenerationConfig
+
+    def answer(body: dict[str, Any]) -> str:
+        text = _last(body)
+        if text == "abc":
+            return GENERATED
+        which = "test" if "## AI-generated Response\ntest" in text else "text"
+        return f"raw_output_for_{which}"
+
+    scripted_judge.responder = answer
+    metric = RubricBasedMetric(
+        generation_config=RubricGenerationConfig(prompt_template="abc"),
+        critique_metric=Examples.Pointwise.SUMMARIZATION_QUALITY,
+    )
+    data = pd.DataFrame(
+        {
+            "prompt": ["test_prompt", "text_prompt"],
+            "response": ["test", "text"],
+            "baseline_model_response": ["test", "ref"],
+            "context": ["test", "context"],
+            "instruction": ["test", "instruction"],
+        }
+    )
+    result = EvalTask(dataset=data, metrics=[metric]).evaluate()
+    assert result.summary_metrics["row_count"] == 2
+    assert set(result.metrics_table.columns) == {
+        "prompt",
+        "response",
+        "baseline_model_response",
+        "context",
+        "instruction",
+        "summarization_quality/raw_output",
+        "rubrics",
+    }
+    assert result.metrics_table["summarization_quality/raw_output"].tolist() == [
+        ["raw_output_for_test"],
+        ["raw_output_for_text"],
+    ]
+    assert result.metrics_table["rubrics"].tolist() == [["test_rubric1", "test_rubric2"]] * 2
+    # vertexai sets the config on the shared example metric; ours leaves it as it was
+    assert Examples.Pointwise.SUMMARIZATION_QUALITY.custom_output_config is None

@@ -141,17 +141,29 @@ def read_table(path: Path) -> pd.DataFrame:
         suffix = Path(path.stem).suffix.lower()
         if suffix not in (".csv", ".jsonl", ".ndjson", ".json"):
             raise DataError(f"{path}: unknown data format (use .csv.gz, .jsonl.gz or .json.gz)")
+    if suffix not in TABLE_SUFFIXES:
+        raise DataError(
+            f"{path}: unknown data format {suffix!r} (use .csv, .jsonl, .json or .parquet, or .gz of the text ones)"
+        )
+    return read_table_file(path, suffix)
+
+
+#: the file formats :func:`read_table` reads, by suffix
+TABLE_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
+
+
+def read_table_file(source: Any, suffix: str) -> pd.DataFrame:
+    """One table from a path or an open binary file, in the format ``suffix`` names (one of
+    :data:`TABLE_SUFFIXES`): the one set of reading rules for local and remote files."""
     if suffix == ".csv":
-        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+        return pd.read_csv(source, keep_default_na=False, na_values=[""])
     if suffix in (".jsonl", ".ndjson"):
-        return pd.read_json(path, lines=True, dtype=False)
+        return pd.read_json(source, lines=True, dtype=False)
     if suffix == ".json":
-        return pd.read_json(path, dtype=False)
+        return pd.read_json(source, dtype=False)
     if suffix == ".parquet":
-        return pd.read_parquet(path)
-    raise DataError(
-        f"{path}: unknown data format {suffix!r} (use .csv, .jsonl, .json or .parquet, or .gz of the text ones)"
-    )
+        return pd.read_parquet(source)
+    raise DataError(f"unknown data format {suffix!r} (use .csv, .jsonl, .json or .parquet)")
 
 
 def to_cases(

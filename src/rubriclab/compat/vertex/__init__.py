@@ -11,10 +11,11 @@ Where we differ from Vertex, on purpose:
   0 (and a rubric it cannot parse as empty). Here the row's ``{metric}/score`` is None (NaN in
   the table) and ``{metric}/error`` says why; the raw text stays in ``{metric}/raw_outputs``.
   Means and win rates leave such rows out and count them as errors.
-* **Pairwise is judged in both orders** by default (``AutoraterConfig(flip_enabled=True)``): a
+* **Pairwise order** is Vertex's by default: one order, Response A = baseline, Response B =
+  candidate. ``AutoraterConfig(flip_enabled=True)`` asks each sample in both orders too: a
   winner stands only when both orders agree (else a tie, ``{metric}/swap_consistent`` False),
-  and of two agreeing strengths the milder is kept. ``flip_enabled=False`` gives Vertex's
-  single order (Response A = baseline, Response B = candidate).
+  and of two agreeing strengths the milder is kept (Vertex's service instead flips half of
+  the samples).
 * ``output_uri_prefix`` is a local folder; ``gs://`` prefixes warn and keep results in memory.
 * ``evaluate(model="gemini-2.5-flash")`` sends that model name to the judge's own endpoint
   (a judge spec such as ``"openai:gpt-4o-mini"`` or a Python function works too).

@@ -58,9 +58,24 @@ def rubric_writer(
 ) -> Judge | Callable[[str], Any]:
     """Who writes rubrics: ``RubricGenerationConfig.model`` when it is a function of the
     prompt (a model object of one's own), else the judge :func:`judge_for` picks."""
-    if model is not None and not isinstance(model, Judge | str) and callable(model):
-        return model
+    if model is not None and not isinstance(model, Judge | str):
+        if hasattr(model, "generate_content"):
+            return generative_model(model)
+        if callable(model):
+            return model
     return judge_for(model, *fallbacks)
+
+
+def generative_model(model: Any) -> Callable[[str], str | None]:
+    """A Vertex ``GenerativeModel`` (anything with ``generate_content(prompt)`` whose reply has
+    ``.text``) as a function of the prompt, as vertexai calls it to write responses."""
+
+    def ask(prompt: str) -> str | None:
+        reply = model.generate_content(prompt)
+        text = getattr(reply, "text", reply)
+        return None if text is None else str(text)
+
+    return ask
 
 
 def with_model(judge: Judge, model: str) -> Judge:
@@ -86,6 +101,8 @@ def model_for(
         if is_spec(name):
             return get_judge(name)
         return with_model(default if default is not None else get_judge(), name)
+    if hasattr(model, "generate_content"):
+        return generative_model(model)
     if callable(model):
         return model
     raise TypeError(

@@ -34,12 +34,14 @@ class AutoraterConfig:
     """How the judge is asked: samples per row, both orders for pairwise, which judge.
 
     ``autorater_model`` is a judge spec or :class:`~rubriclab.Judge` (default: the session
-    judge). ``flip_enabled`` (our default True) also asks with A and B swapped and keeps a
-    winner only when both orders agree; set False for Vertex's single order.
+    judge). ``flip_enabled`` defaults to False as in vertexai (whose ``AutoraterConfig()``
+    reads ``flip_enabled`` False and whose pairwise rubric parser reads Response A as the
+    baseline): one order, A = baseline, B = candidate. True asks each sample in both orders
+    (twice the calls) and keeps a winner only when both orders agree, else a tie.
     """
 
     sampling_count: int = 1
-    flip_enabled: bool = True
+    flip_enabled: bool = False
     autorater_model: Judge | str | None = None
 
     def __post_init__(self) -> None:
@@ -78,9 +80,9 @@ class CustomOutputConfig:
 class RubricGenerationConfig:
     """A ``{placeholder}`` prompt that asks for rubric questions, the judge, and the parser.
 
-    ``model`` is a judge spec or :class:`~rubriclab.Judge` (Vertex: a Gemini model), or a
-    function of the prompt text returning the reply (or an object with ``.text``); None uses
-    the session judge. ``parsing_fn`` defaults to :func:`utils.parse_rubrics`.
+    ``model`` is a judge spec or :class:`~rubriclab.Judge`, a Vertex ``GenerativeModel`` (any
+    object with ``generate_content(prompt)``), or a function of the prompt text returning the
+    reply (or an object with ``.text``); None uses the session judge. ``parsing_fn`` defaults to :func:`utils.parse_rubrics`.
     """
 
     prompt_template: str
@@ -94,10 +96,16 @@ class RubricGenerationConfig:
         if self.parsing_fn is not None and not callable(self.parsing_fn):
             raise TypeError("RubricGenerationConfig: parsing_fn must be a function of str")
         model = self.model
-        if model is not None and not isinstance(model, str | Judge) and not callable(model):
+        if (
+            model is not None
+            and not isinstance(model, str | Judge)
+            and not callable(model)
+            and not hasattr(model, "generate_content")
+        ):
             raise TypeError(
-                "RubricGenerationConfig: model must be a judge spec, a model name, a Judge "
-                f"or a function of the prompt, got {type(model).__name__}"
+                "RubricGenerationConfig: model must be a judge spec, a model name, a Judge, "
+                "a model with generate_content() or a function of the prompt, "
+                f"got {type(model).__name__}"
             )
 
     @property

@@ -5,8 +5,9 @@ A runnable is a Queryable (``runnable.query(input=prompt)`` returning ``{"output
 ``prompt -> {"response": ..., "predicted_trajectory": [...]}``. Like vertexai, the runnable's
 answers replace the ``response`` column and add ``latency_in_seconds``, ``failure`` and, when
 the agent reports its steps, ``predicted_trajectory``. Unlike vertexai, a runnable that raises
-leaves that row's response empty with its error in ``response_error`` (so it is that row's
-judge error), instead of judging the error message as if it were an answer.
+leaves that row's response empty with its error in ``response_error`` (a column only there
+when some row failed; that row's judge error), instead of judging the error message as if it
+were an answer.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ async def run_runnable(frame: pd.DataFrame, runnable: Any) -> pd.DataFrame:
     out["response"] = pd.Series([r["response"] for r in rows], index=out.index, dtype=object)
     out["latency_in_seconds"] = [r["latency"] for r in rows]
     out["failure"] = [r["failure"] for r in rows]
-    out["response_error"] = pd.Series([r["error"] for r in rows], index=out.index, dtype=object)
+    if any(r["error"] for r in rows):  # as for model-written responses: only when one failed
+        out["response_error"] = pd.Series([r["error"] for r in rows], index=out.index, dtype=object)
     if any(r["trajectory"] is not None for r in rows):
         out["predicted_trajectory"] = pd.Series(
             [r["trajectory"] for r in rows], index=out.index, dtype=object

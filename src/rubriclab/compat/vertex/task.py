@@ -8,6 +8,7 @@ Cloud, so they give a warning and the results stay in memory.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import warnings
@@ -50,7 +51,7 @@ from ...result import EvalResult as _Result
 from ...result import MetricInfo, RunStats
 from ...templates import TemplateError, brace_placeholders, format_braces
 from .calls import CallPolicy, judge_for, model_for, rubric_writer
-from .config import AutoraterConfig
+from .config import AutoraterConfig, CustomOutputConfig
 from .critique import RAW_OUTPUTS, VERTEX_FIELDS, critique
 from .generation import add_rubrics
 from .metrics import CustomMetric, PairwiseMetric, PointwiseMetric, RubricBasedMetric
@@ -58,6 +59,7 @@ from .notebook_utils import display_radar_plot
 from .prompt_template import PromptTemplate
 from .rows import GEN_ERROR, GEN_RAW, RUBRICS
 from .runnable import run_runnable
+from .utils import load_dataset
 
 __all__ = ["EvalResult", "EvalTask", "MissingColumnError"]
 
@@ -144,7 +146,10 @@ class EvalTask:
         output_uri_prefix: str | Path | None = "",
         autorater_config: AutoraterConfig | None = None,
     ) -> None:
-        self.dataset = to_frame(dataset).copy()
+        if isinstance(dataset, str) and "://" in dataset:  # gs://, s3://, bq:// ... as vertexai
+            self.dataset = load_dataset(dataset)
+        else:
+            self.dataset = to_frame(dataset).copy()
         self.metrics = metrics  # as given, as vertexai keeps them; resolved below
         self._resolved: list[Any] = [
             _computation(m, n) if isinstance(m, str) else m for n, m in enumerate(metrics)
@@ -247,13 +252,12 @@ class EvalTask:
         frame = self._prepared(
             prompt_template, response_column_name, baseline_model_response_column_name
         )
-        if (model is not None or runnable is not None) and "response" in frame.columns:
+        if model is not None and "response" in frame.columns:
+            raise ValueError(_byor("response"))
+        if runnable is not None and "response" in frame.columns:
             raise ValueError(
-                "The `model` parameter or `baseline_model` in pairwise metric is specified, but "
-                "the evaluation `dataset` contains model response column or baseline model "
-                "response column `response` to perform bring-your-own-response(BYOR) "
-                "evaluation: evaluate(model=...) or runnable= would write it, and the dataset "
-                "already has one. Drop that column, or leave out model= to judge it as it is"
+                "evaluate(runnable=...) would write the `response` column, and the dataset "
+                "already has one: drop that column, or leave out runnable= to judge it as it is"
             )
         if model is None and runnable is None:  # data errors first, before any judge is needed
             with_baseline = {
@@ -261,7 +265,9 @@ class EvalTask:
                 for m in self._judged
                 if isinstance(_critic(m), PairwiseMetric) and _critic(m).baseline_model is not None
             }
-            _check_columns(self._resolved, frame, dict.fromkeys(with_baseline))
+            _check_columns(
+                self._resolved, frame, dict.fromkeys(with_baseline), self.autorater_config
+            )
         judged = isinstance(model, str) or any(not isinstance(m, _LOCAL) for m in self._resolved)
         default = judge_for(task_judge, judge) if judged else None  # computation needs none
         if model is not None:
@@ -276,13 +282,7 @@ class EvalTask:
             critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
             if isinstance(critic, PairwiseMetric) and critic.baseline_model is not None:
                 if "baseline_model_response" in frame.columns:
-                    raise ValueError(
-                        "The `model` parameter or `baseline_model` in pairwise metric is "
-                        "specified, but the evaluation `dataset` contains model response column "
-                        "or baseline model response column `baseline_model_response` to perform "
-                        f"bring-your-own-response(BYOR) evaluation: metric {critic.metric_name!r} "
-                        "has a baseline_model; drop one of them"
-                    )
+                    raise ValueError(_byor("baseline_model_response"))
                 known = [s for b, s in made if b is critic.baseline_model]
                 if not known:
                     written = await _generated(
@@ -297,7 +297,7 @@ class EvalTask:
                 baselines[critic.metric_name] = known[0]
         if len(made) == 1:  # one baseline model: its responses are the table's baseline column
             frame["baseline_model_response"] = made[0][1]
-        _check_columns(self._resolved, frame, baselines)
+        _check_columns(self._resolved, frame, baselines, self.autorater_config)
         stats = RunStats()
         infos: list[MetricInfo] = []
         any_mock = default is not None and default.is_mock
@@ -325,6 +325,9 @@ class EvalTask:
                     metric.generation_config, name, frame, gen_judge, calls
                 )
                 stats.add(name, usage)
+                if _raw_critique(metric):  # vertexai sets this on the critique (ours: a copy)
+                    critic = copy.copy(critic)
+                    critic.custom_output_config = CustomOutputConfig(return_raw_output=True)
             config = critic.autorater_config
             m_judge = judge_for(config.autorater_model if config else None, task_judge, judge)
             any_mock = any_mock or m_judge.is_mock
@@ -364,7 +367,7 @@ class EvalTask:
             and m.custom_output_config is not None
             and m.custom_output_config.return_raw_output
             and m.custom_output_config.parsing_fn is None
-        }
+        } | {m.metric_name for m in self._resolved if _raw_critique(m)}
         table = _vertex_table(
             frame, [i.name for i in infos], self.dataset.columns, hidden, classic_pairwise
         )
@@ -436,10 +439,31 @@ async def _generated(
 
 
 def _check_columns(
-    metrics: Sequence[Any], frame: pd.DataFrame, baselines: Mapping[str, Any]
+    metrics: Sequence[Any],
+    frame: pd.DataFrame,
+    baselines: Mapping[str, Any],
+    autorater: AutoraterConfig | None = None,
 ) -> None:
     """A missing response or baseline column stops the run before any call (as in Vertex);
-    a missing cell stays that row's error."""
+    a missing cell stays that row's error. With the task's ``flip_enabled`` a pairwise
+    metric's columns are checked first, with vertexai's flipping sentence."""
+    if autorater is not None and autorater.flip_enabled:
+        for metric in metrics:
+            critic = _critic(metric) if not isinstance(metric, _LOCAL) else None
+            if not isinstance(critic, PairwiseMetric):
+                continue
+            for column in ("response", "baseline_model_response"):
+                if column in frame.columns or (
+                    column == "baseline_model_response" and critic.metric_name in baselines
+                ):
+                    continue
+                raise ValueError(
+                    f"Cannot find the `{column}` column in the evaluation dataset to fill the "
+                    "metric prompt template. This is required for Pairwise metrics when "
+                    "performing autorater config flipping. The dataset has "
+                    f"{', '.join(map(str, frame.columns))}: add it, or map yours with "
+                    "metric_column_mapping"
+                )
     for metric in metrics:
         if isinstance(metric, _LOCAL):
             continue
@@ -473,8 +497,32 @@ def _critic(metric: RubricBasedMetric | PointwiseMetric | PairwiseMetric) -> Any
     return metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric
 
 
+def _raw_critique(metric: Any) -> bool:
+    """A rubric metric whose classic critique has no CustomOutputConfig: vertexai gives it
+    ``CustomOutputConfig(return_raw_output=True)``, so its table has only ``{m}/raw_output``."""
+    return (
+        isinstance(metric, RubricBasedMetric)
+        and "rubrics" not in metric.critique_metric.placeholders
+        and metric.critique_metric.custom_output_config is None
+    )
+
+
+def _byor(column: str) -> str:
+    """vertexai's sentence (word for word: Vertex code may match it) when a model would write
+    a column the dataset already has."""
+    return (
+        "The `model` parameter or `baseline_model` in pairwise metric is specified, but the "
+        "evaluation `dataset` contains model response column or baseline model response column "
+        f"`{column}` to perform bring-your-own-response(BYOR) evaluation. If you would like to "
+        "perform evaluation using the dataset with the existing model response column or or "
+        f"baseline model response column `{column}`, please remove `model` parameter in "
+        "`EvalTask.evaluate()` function or `baseline_model` in `PairwiseMetric`."
+    )
+
+
 def _check_metrics(given: Sequence[Any], metrics: Sequence[Any]) -> None:
-    """vertexai's checks at ``evaluate()``: some metric, no name twice, one baseline model."""
+    """vertexai's checks at ``evaluate()``: some metric, no name twice, one rubric-based
+    metric, one baseline model."""
     if not metrics:
         raise ValueError("Metrics cannot be empty.")
     seen: set[str] = set()
@@ -485,6 +533,12 @@ def _check_metrics(given: Sequence[Any], metrics: Sequence[Any]) -> None:
                 raise ValueError(f"Duplicate string metric name found: {name!r}")
             raise ValueError(f"Duplicate Metric instances of the same metric name found: {name!r}")
         seen.add(name)
+    if sum(isinstance(m, RubricBasedMetric) for m in metrics) > 1:
+        raise ValueError(
+            "Multiple rubric based metrics are not supported. One run has one `rubrics` "
+            "column (the second metric would critique with the first one's rubrics): run one "
+            "EvalTask per RubricBasedMetric"
+        )
     baselines: list[Any] = []
     for metric in metrics:
         critic = metric.critique_metric if isinstance(metric, RubricBasedMetric) else metric

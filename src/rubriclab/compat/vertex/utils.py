@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pandas as pd
 
-from ...data import read_table
+from ...data import TABLE_SUFFIXES, DataError, read_table, read_table_file
 from ...parse import ParseError
 from ...rubric import Rubric
 from .formats import (
@@ -43,10 +43,11 @@ __all__ = [
 
 
 def load_dataset(source: pd.DataFrame | Mapping[str, Any] | str | Path) -> pd.DataFrame:
-    """vertexai's ``utils.load_dataset``: a DataFrame (copied), a dict of columns, or a local
-    ``.jsonl`` / ``.csv`` / ``.parquet`` / ``.json`` file. ``gs://`` and ``bq://`` sources need
-    Google Cloud, which rubriclab does not talk to: they raise NotImplementedError saying how
-    to bring the data local."""
+    """vertexai's ``utils.load_dataset``: a DataFrame (copied), a dict of columns, or a
+    ``.jsonl`` / ``.csv`` / ``.parquet`` / ``.json`` file, local or at any fsspec URL
+    (``gs://`` with gcsfs installed, ``s3://`` with s3fs, ``memory://`` ...). A missing
+    file-system package is an ImportError naming it; ``bq://`` tables are refused
+    (NotImplementedError saying how to export one)."""
     if isinstance(source, pd.DataFrame):
         return source.copy()
     if isinstance(source, Mapping):
@@ -56,25 +57,61 @@ def load_dataset(source: pd.DataFrame | Mapping[str, Any] | str | Path) -> pd.Da
         if text.startswith("bq://"):
             raise NotImplementedError(
                 f"load_dataset({text!r}): rubriclab does not read BigQuery; export the table "
-                "to a local file (e.g. `bq extract --destination_format NEWLINE_DELIMITED_JSON "
+                "to a file (e.g. `bq extract --destination_format NEWLINE_DELIMITED_JSON "
                 "...`, or pandas-gbq's read_gbq) and pass that file or DataFrame"
             )
-        if text.startswith("gs://"):
-            raise NotImplementedError(
-                f"load_dataset({text!r}): rubriclab does not read Google Cloud Storage; copy "
-                "the file here first (`gcloud storage cp ...`) and pass its local path"
-            )
-        path = Path(text.removeprefix("file://")).expanduser()
-        if path.suffix.lower() not in (".jsonl", ".ndjson", ".csv", ".parquet", ".json"):
+        remote = _URL.match(text) if isinstance(source, str) else None
+        name = text.split("?", 1)[0] if remote else text.removeprefix("file://")
+        suffix = PurePosixPath(name).suffix.lower()
+        if suffix not in TABLE_SUFFIXES:
             raise ValueError(
-                f"Unsupported file type: {path.suffix.lstrip('.') or '(none)'} from {text}. "
+                f"Unsupported file type: {suffix.lstrip('.') or '(none)'} from {text}. "
                 "Give a .jsonl, .csv, .parquet or .json file"
             )
-        return read_table(path)
+        if remote and remote.group(1).lower() != "file":
+            return _load_remote(text, remote.group(1).lower(), suffix)
+        return read_table(Path(name).expanduser())
     raise TypeError(
         "Unsupported dataset type: load_dataset takes a pandas DataFrame, a dict of columns "
-        f"or a local .jsonl/.csv/.parquet path, not a {type(source).__name__}"
+        f"or a .jsonl/.csv/.parquet/.json path or URL, not a {type(source).__name__}"
     )
+
+
+_URL = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+
+
+def _load_remote(url: str, scheme: str, suffix: str) -> pd.DataFrame:
+    """A table at an fsspec URL; a missing package or file is a one-line error."""
+    try:
+        import fsspec
+    except ImportError:
+        raise ImportError(
+            f"load_dataset({url!r}): reading {scheme}:// needs fsspec: "
+            "pip install 'rubriclab[remote]' (or pip install fsspec)"
+        ) from None
+    try:
+        fsspec.get_filesystem_class(scheme)
+    except ImportError:  # fsspec knows the store; its package is not installed
+        from fsspec.registry import known_implementations
+
+        known = known_implementations.get(scheme, {})
+        package = str(known.get("class", "")).split(".", 1)[0] or f"the package for {scheme}://"
+        raise ImportError(
+            f"load_dataset({url!r}): reading {scheme}:// needs {package}: pip install {package}"
+        ) from None
+    except ValueError:
+        raise ValueError(
+            f"load_dataset({url!r}): {scheme}:// is not a file system fsspec knows; give a "
+            "local path or a URL such as gs://bucket/data.jsonl"
+        ) from None
+    try:
+        with fsspec.open(url, "rb") as handle:
+            return read_table_file(handle, suffix)
+    except FileNotFoundError:
+        raise DataError(f"data file {url} does not exist") from None
+    except (OSError, RuntimeError) as exc:  # permissions, network, credentials
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise DataError(f"data file {url} cannot be read ({reason})") from None
 
 
 #: candidate-side score on the 5-point scale -> the sentence Vertex puts in ``pairwise_choice``
