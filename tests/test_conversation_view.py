@@ -63,3 +63,21 @@ def test_per_turn_results_reach_the_metric_payload_worst_first() -> None:
         "metrics"
     ]
     assert "turns" not in plain
+
+
+def test_the_static_form_keeps_the_transcript_escaped_with_turn_scores() -> None:
+    metric = dataclasses.replace(rl.metrics.TASK_COMPLETION, name="turns_judged", per_turn=True)
+    result = rl.evaluate(pd.DataFrame({"conversation": [TALK]}), [metric], judge="mock")
+    view = rl.Explanation(result)
+    from rubriclab.widgets._static.case import case_html, case_text
+
+    html = case_html(view.case)
+    assert "&lt;img src=x onerror=alert(1)&gt; where is my order?" in html
+    assert "<img src=x" not in html
+    start, end = html.index("conversation</div>"), html.index("It shipped today.")
+    assert "| a | b |" in html[start:end] and "<table" not in html[start:end]
+    assert "→ lookup_order({&quot;id&quot;: &quot;A1&quot;})" in html
+    assert "assistant · turn 2" in html and html.count("worst turn") == 1
+    text = case_text(view.case)
+    assert "  tool · result for c1: | a | b |" in text
+    assert '  assistant · turn 1:  -> lookup_order({"id": "A1"})' in text
