@@ -2,7 +2,7 @@
 each message with its role, tool calls as name + arguments, model text as text (an <img
 onerror> stays words, a `| a | b |` line is no table), and a per-turn metric's scores beside
 the assistant turns with the worst marked. Screenshots:
-tests/browser/artifacts/transcript_short.png, transcript_long.png."""
+tests/browser/artifacts/transcript_short.png, transcript_long.png, transcript_table_detail.png."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ CELLS = [
     "result = rl.evaluate(df, [per_turn, rl.metrics.CONVERSATION_QUALITY], judge='mock')",
     "rl.Explanation(result, index=0)",
     "rl.Explanation(result, index=1)",
+    "rl.ResultTable(result)",
 ]
 
 
@@ -85,3 +86,23 @@ def test_a_long_conversation_keeps_every_message_in_order(notebook: Any) -> None
     assert view.locator(".rl-transcript .rl-turn-score").count() == 12
     assert view.locator(".rl-transcript .rl-worst").count() == 1
     output_of(notebook, 2).screenshot(path=str(ARTIFACTS / "transcript_long.png"))
+
+
+def test_the_result_tables_drill_down_shows_the_transcript(notebook: Any) -> None:
+    table = output_of(notebook, 3).locator(".rl-table")
+    table.locator('.rl-tr[data-pos="0"]').click()
+    detail = table.locator(".rl-detail .rl-case")
+    detail.locator(".rl-transcript .rl-msg").first.wait_for()
+    assert detail.locator(".rl-transcript .rl-msg").count() == 5
+    assert "<img src=x onerror=alert(1)>" in detail.locator(".rl-transcript").inner_text()
+    assert detail.locator(".rl-transcript img, .rl-transcript table").count() == 0
+    assert detail.locator(".rl-transcript .rl-worst").count() == 1
+    # the Markdown toggle leaves the transcript as text either way
+    detail.locator(".rl-md-toggle").click()
+    notebook.wait_for_function(
+        "() => document.querySelector('.rl-detail .rl-md-toggle')?.textContent === 'Raw text'"
+    )
+    assert table.locator(".rl-detail .rl-transcript .rl-msg").count() == 5
+    detail.locator(".rl-transcript").scroll_into_view_if_needed()
+    detail.locator(".rl-transcript").screenshot(path=str(ARTIFACTS / "transcript_table_detail.png"))
+    assert notebook.dialogs == []
