@@ -332,3 +332,36 @@ def test_the_rubric_editor_keeps_a_function_check_through_an_edit() -> None:
     assert editor.rubric["polite"].code is not None
     assert editor.rubric["polite"].code.function is polite
     assert editor.rubric["polite"].run_check("please").level == 1
+
+
+def test_is_json_and_json_schema_parse_a_rows_response_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parses: list[str] = []
+    real = json.loads
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        parses.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(checks.json, "loads", counting)
+    schema = {"type": "object", "required": ["days"], "properties": {"days": {"type": "integer"}}}
+    rubric = Rubric(
+        criteria=[
+            Criterion.check("is_json", name="json"),
+            Criterion.check("json_schema", schema, name="shape"),
+        ],
+        pass_mark=1.0,
+    )
+    answers = ['{"days": 30}', '{"days": "thirty"}', "not json"]
+    df = pd.DataFrame({"prompt": ["q"] * 3, "response": answers})
+    t = rl.evaluate(df, [rl.metrics.RubricMetric(rubric=rubric, name="p")]).table
+    assert sorted(parses) == sorted(answers)  # one parse per row, not one per JSON check
+    assert t["p/score"].tolist() == [1.0, 0.5, 0.0]
+    shape = [next(c for c in row if c["name"] == "shape") for row in t["p/criteria"]]
+    assert shape[1]["reasoning"].startswith("checked by code: schema: 'thirty' is not of type")
+    assert shape[2]["reasoning"].startswith("checked by code: not JSON (")
+    # a check run on its own still parses for itself
+    parses.clear()
+    assert checks.builtin_runner("is_json", True)('{"a": 1}').level == 1
+    assert parses == ['{"a": 1}']

@@ -29,10 +29,12 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "CHECK_KINDS",
+    "JSON_KINDS",
     "PYTHON",
     "REGEX_TIMEOUT",
     "CheckError",
     "Checked",
+    "ParsedJson",
     "builtin_runner",
     "describe",
     "run_builtin",
@@ -50,6 +52,9 @@ CHECK_KINDS: tuple[str, ...] = (
     "json_schema",
     "max_words",
 )
+
+#: the kinds that read the response as JSON (a row parses it once for all of them)
+JSON_KINDS = frozenset({"is_json", "json_schema"})
 
 #: seconds one regex search may take (with the ``regex`` package) before it is the row's error
 REGEX_TIMEOUT = 1.0
@@ -145,14 +150,46 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class ParsedJson:
+    """A response read as JSON once for every JSON check of a row: ``is_json`` and
+    ``json_schema`` on the same response share one parse. It remembers the last text it was
+    given (the checks of a row run one after another on the same string)."""
+
+    __slots__ = ("_result", "_text")
+
+    def __init__(self) -> None:
+        self._text: str | None = None
+        self._result: tuple[Any, str | None] = (None, None)
+
+    def __call__(self, text: str) -> tuple[Any, str | None]:
+        """``(data, None)``, or ``(None, why)`` when the text is not JSON."""
+        if text is not self._text:
+            try:
+                self._result = (json.loads(text), None)
+            except ValueError as exc:
+                self._result = (None, f"not JSON ({exc})")
+            self._text = text
+        return self._result
+
+
+def _parse_json(text: str) -> tuple[Any, str | None]:
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        return None, f"not JSON ({exc})"
+
+
 def run_builtin(kind: str, arg: Any, response: str, cache: dict[str, Any]) -> Checked:
     """One built-in check on one response (``cache`` keeps a compiled pattern or validator)."""
     return builtin_runner(kind, arg)(response)
 
 
-def builtin_runner(kind: str, arg: Any) -> Callable[[str], Checked]:
+def builtin_runner(
+    kind: str, arg: Any, parse: Callable[[str], tuple[Any, str | None]] | None = None
+) -> Callable[[str], Checked]:
     """A built-in check made ready once (pattern compiled, schema validator built): a run
-    checks thousands of responses with it."""
+    checks thousands of responses with it. ``parse`` (a :class:`ParsedJson`) is shared by the
+    JSON checks of one rubric so a row's response is parsed once for all of them."""
     if kind == "regex":
         pattern = _regex_engine.compile(arg)
         no_match = Checked(0, f"no match for /{arg}/")
@@ -188,12 +225,12 @@ def builtin_runner(kind: str, arg: Any) -> Callable[[str], Checked]:
     if kind in ("is_json", "json_schema"):
         validator = _schema_validator(arg) if kind == "json_schema" else None
         valid = Checked(1, "valid JSON" if validator is None else "JSON that matches the schema")
+        read = parse or _parse_json
 
         def json_check(response: str) -> Checked:
-            try:
-                data = json.loads(response)
-            except ValueError as exc:
-                return Checked(0, f"not JSON ({exc})")
+            data, not_json = read(response)
+            if not_json is not None:
+                return Checked(0, not_json)
             if validator is None:
                 return valid
             first = next(iter(validator.iter_errors(data)), None)

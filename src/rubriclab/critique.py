@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from . import schemas
 from .ask import Ask, InvalidAnswer, ask_all, user_messages
+from .checks import ParsedJson
 from .fewshot import Example, prefix_examples
 from .judges.base import CallTally
 from .judges.media import MediaError
@@ -222,6 +223,7 @@ class _CodeChecks:
 
     def __init__(self, rubric: Rubric) -> None:
         self.checks = []
+        parse = ParsedJson()  # one parse of a row's response for all its JSON checks
         for c in rubric.coded:
             assert c.code is not None
             base = {
@@ -232,10 +234,22 @@ class _CodeChecks:
                 "checked_by": "code",
                 "check": c.code.label,
             }
-            self.checks.append((c.name, c.code.runner(c), c.code.wants_row, base, _labels(c)))
+            labels = _labels(c)
+            # a checked row differs by level only in its reason: its rows are made ready per level
+            done = {
+                level: {
+                    **base,
+                    "level": level,
+                    "label": label,
+                    "evidence": "",
+                    "reasoning": "",
+                    "passed_critical": None if c.critical is None else level >= c.critical,
+                }
+                for level, label in labels.items()
+            }
+            self.checks.append((c.name, c.code.runner(c, parse), c.code.wants_row, base, done))
         self.wants_row = any(w for _, _, w, _, _ in self.checks)
         self.judged = bool(rubric.judged)
-        self.critical = {c.name: c.critical for c in rubric.coded}
 
     def __call__(self, case: Case) -> tuple[dict[str, int], dict[str, dict[str, Any]], list[str]]:
         levels: dict[str, int] = {}
@@ -243,7 +257,7 @@ class _CodeChecks:
         problems: list[str] = []
         response = case.response or ""
         variables = case.variables() if self.wants_row else None
-        for name, run, wants_row, base, labels in self.checks:
+        for name, run, wants_row, base, done in self.checks:
             try:
                 level, reason = run(response, variables if wants_row else None)
             except CheckError as exc:
@@ -259,15 +273,9 @@ class _CodeChecks:
                 }
                 continue
             levels[name] = level
-            minimum = self.critical[name]
-            rows[name] = {
-                **base,
-                "level": level,
-                "label": labels[level],
-                "evidence": "",
-                "reasoning": f"checked by code: {reason}",
-                "passed_critical": None if minimum is None else level >= minimum,
-            }
+            row = done[level].copy()
+            row["reasoning"] = "checked by code: " + reason
+            rows[name] = row
         return levels, rows, problems
 
 

@@ -204,9 +204,14 @@ class CodeCheck(BaseModel):
             )
         return self.runner(criterion)(response, row)
 
-    def runner(self, criterion: Criterion) -> Callable[[str, Mapping[str, Any] | None], Checked]:
+    def runner(
+        self,
+        criterion: Criterion,
+        parse: Callable[[str], tuple[Any, str | None]] | None = None,
+    ) -> Callable[[str, Mapping[str, Any] | None], Checked]:
         """This check made ready once for ``criterion``: ``run(response, row)`` per row (a
-        built-in kind never reads ``row``; see :attr:`wants_row`)."""
+        built-in kind never reads ``row``; see :attr:`wants_row`). ``parse`` is the rubric's
+        shared JSON reader (:class:`rubriclab.checks.ParsedJson`) for the JSON kinds."""
         if self.function is not None:
             fn, with_row = self.function, self._with_row
             scores, yes_no = frozenset(criterion.scores), criterion.is_yes_no
@@ -225,6 +230,9 @@ class CodeCheck(BaseModel):
                 )
 
             return absent
+        if parse is not None and self.kind in _checks_mod.JSON_KINDS:
+            ready = _checks_mod.builtin_runner(self.kind, self.arg, parse)
+            return lambda response, _row: ready(response)
         if self._ready is None:
             self._ready = _checks_mod.builtin_runner(self.kind, self.arg)
         ready = self._ready

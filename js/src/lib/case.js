@@ -178,6 +178,7 @@ export function renderCase(data, md = true) {
     { class: "rl-case-body" },
     (data.fields || []).map((f) => field(f.name, f.text, md)),
     imageStrip(data.images),
+    transcript(data.conversation, data.metrics),
     traceTree(data.trace),
     (data.metrics || []).map((m) => metricBlock(m, md)),
   );
@@ -233,4 +234,71 @@ export function traceTree(trace) {
   });
   const more = trace.omitted ? h("div", { class: "rl-muted rl-small" }, `${trace.omitted} more spans not shown`) : null;
   return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, "Trace"), h("div", { class: "rl-trace" }, rows, more));
+}
+
+/**
+ * @typedef {{role: string, content: string, turn?: number, name?: string, tool_call_id?: string,
+ *   tool_calls?: {name: string, arguments: string}[]}} Message
+ * @typedef {{turn: number, score: number|null, passed: boolean|null, verdict: string|null,
+ *   error: string|null}} TurnResult
+ */
+
+/**
+ * A per-turn metric's result beside its assistant turn; the worst turn (first in `turns`, which
+ * the kernel sorts worst first) is marked.
+ * @param {string} metric @param {TurnResult} t @param {boolean} worst
+ */
+function turnChip(metric, t, worst) {
+  const verdict = t.error ? "error" : t.passed === true ? "pass" : t.passed === false ? "fail" : t.verdict || "";
+  const cls = t.error ? "rl-err" : t.passed === false ? "rl-no" : t.passed === true ? "rl-yes" : "";
+  const title = t.error ? `turn ${t.turn}: ${t.error}` : `${metric}, turn ${t.turn}${t.verdict ? `: ${t.verdict}` : ""}`;
+  return h(
+    "span",
+    { class: `rl-turn-score${worst ? " rl-worst" : ""}`, title, dataset: { metric, turn: String(t.turn) } },
+    h("span", { class: "rl-muted rl-small" }, `${metric} `),
+    h("span", { class: "rl-mono" }, t.error ? "—" : fmtScore(t.score, "pointwise")),
+    verdict ? h("span", { class: `rl-badge ${cls}` }, verdict) : null,
+    worst ? h("span", { class: "rl-badge rl-worst-badge" }, "worst turn") : null,
+  );
+}
+
+/**
+ * A row's conversation as a chat transcript: one bubble per message in order, its role on top,
+ * its text as plain text (never HTML or Markdown: a line starting `| ` is words, not a table),
+ * tool calls as name + arguments, and per-turn scores beside the assistant turns they judged.
+ * @param {{messages: Message[], omitted?: number}|null|undefined} conv @param {any[]} [metrics]
+ */
+export function transcript(conv, metrics) {
+  if (!conv || !Array.isArray(conv.messages) || conv.messages.length === 0) return null;
+  /** @type {Map<number, HTMLElement[]>} */
+  const chips = new Map();
+  for (const m of Array.isArray(metrics) ? metrics : []) {
+    const turns = Array.isArray(m.turns) ? m.turns : [];
+    turns.forEach((/** @type {TurnResult} */ t, i) => {
+      const list = chips.get(t.turn) || [];
+      list.push(turnChip(String(m.name), t, i === 0 && turns.length > 1));
+      chips.set(t.turn, list);
+    });
+  }
+  const bubbles = conv.messages.map((msg, i) => {
+    const role = String(msg.role || "?");
+    const known = ["user", "assistant", "system", "developer", "tool"].includes(role) ? role : "other";
+    let head = role;
+    if (msg.name) head += ` · ${msg.name}`;
+    if (role === "assistant" && msg.turn != null) head += ` · turn ${msg.turn}`;
+    if (role === "tool" && msg.tool_call_id) head += ` · result for ${msg.tool_call_id}`;
+    const scores = role === "assistant" && msg.turn != null ? chips.get(Number(msg.turn)) || [] : [];
+    const worst = scores.some((c) => c.classList.contains("rl-worst"));
+    return h(
+      "div",
+      { class: `rl-msg rl-msg-${known}${worst ? " rl-msg-worst" : ""}`, dataset: { role, index: String(i + 1) } },
+      h("div", { class: "rl-msg-head" }, h("span", { class: "rl-msg-role" }, head), scores.length ? h("span", { class: "rl-turn-scores" }, scores) : null),
+      msg.content ? h("div", { class: "rl-msg-text" }, String(msg.content)) : null,
+      (msg.tool_calls || []).map((c) =>
+        h("div", { class: "rl-msg-call rl-mono rl-small" }, h("span", { class: "rl-msg-call-name" }, `→ ${c.name}`), h("span", {}, `(${c.arguments ?? ""})`)),
+      ),
+    );
+  });
+  const more = conv.omitted ? h("div", { class: "rl-muted rl-small" }, `${conv.omitted} more messages not shown`) : null;
+  return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, `Conversation (${conv.messages.length + (conv.omitted || 0)} messages)`), h("div", { class: "rl-transcript" }, bubbles, more));
 }

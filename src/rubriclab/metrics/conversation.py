@@ -343,6 +343,11 @@ TASK_COMPLETION = _conversation(
     ],
 )
 
+#: the four conversation metrics by name. Kept apart from ``rl.metrics.PREDEFINED`` on purpose:
+#: PREDEFINED holds the generated-rubric metrics that judge any prompt/response row and have
+#: pairwise twins (the CLI, run configs, ``%%rubric`` and the arena pick from it by name, and
+#: the run config turns ``pairwise: true`` into ``pairwise_<name>``); these need a
+#: ``conversation`` column, stop before any call without one, and have no pairwise twin.
 CONVERSATION: dict[str, ConversationMetric] = {
     m.name: m for m in (CONVERSATION_QUALITY, KNOWLEDGE_RETENTION, ROLE_ADHERENCE, TASK_COMPLETION)
 }

@@ -18,7 +18,9 @@ MLflow traces, Langfuse and LangSmith attributes, folders and lists of files (th
 "Agent traces from the tools you use" lists how to export from each).
 
 ``trace_cases`` is the data adapter ``evaluate`` uses: traces in, one row (and case) per span or
-per trace out, judged by the same metric loop as any table.
+per trace out, judged by the same metric loop as any table. ``trace_conversations`` turns the
+model calls' messages into a ``conversation`` column (per trace or per session) for the
+conversation metrics.
 """
 
 from ._base import SPAN_KINDS, SpanKind, TraceError, TraceWarning
@@ -32,6 +34,7 @@ from ._cases import (
     trace_cases,
     trace_io,
 )
+from ._conversations import SESSION_KEYS, trace_conversation, trace_conversations
 from ._load import TraceFormat, example_trace, load_traces
 from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
 from ._rows import TREE_KEYS, trace_tree
@@ -39,6 +42,7 @@ from ._tree import Trace
 
 __all__ = [
     "PARTITIONS",
+    "SESSION_KEYS",
     "SPAN_KINDS",
     "TREE_KEYS",
     "ContentPart",
@@ -61,6 +65,8 @@ __all__ = [
     "load_traces",
     "span_io",
     "trace_cases",
+    "trace_conversation",
+    "trace_conversations",
     "trace_io",
     "trace_tree",
 ]

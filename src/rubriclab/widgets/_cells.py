@@ -38,6 +38,7 @@ from ..columns import (
     metric_of,
     to_plain,
 )
+from ..data import DataError, conversation_cell
 from ..rubric import Rubric
 from ._source import MetricRef, Source
 
@@ -319,10 +320,13 @@ def case_payload(
     id_key = next((k for k in ID_COLUMNS if k in table.columns and not is_missing(row[k])), None)
     if id_key is not None:
         heading += f" · {id_key} {text_of(row[id_key], 80)}"
+    conversation = _conversation_payload(row)
     fields = [
         {"name": name, "text": text_of(row[name])}
         for name in input_columns(table)
-        if name != id_key and not is_missing(row[name])
+        if name != id_key
+        and not is_missing(row[name])
+        and not (conversation and name == CONVERSATION_COLUMN)
     ]
     images = [img for name in image_columns(table) for img in _images(name, row[name], image_roots)]
     return {
@@ -330,12 +334,48 @@ def case_payload(
         "heading": heading,
         "fields": fields,
         "images": images,
+        "conversation": conversation,
         "trace": _trace_payload(row),
         "metrics": [metric_payload(source, row, m) for m in (metrics or source.metrics)],
     }
 
 
 MAX_TRACE_SPANS = 500
+CONVERSATION_COLUMN = "conversation"
+MAX_MESSAGES = 400
+
+
+def _conversation_payload(row: pd.Series) -> dict[str, Any] | None:
+    """The row's ``conversation`` cell as messages for a chat transcript (text only: the views
+    show it as text, never HTML), or None when there is none or it does not read as one (then
+    the cell is shown as a plain field instead)."""
+    if CONVERSATION_COLUMN not in row.index:
+        return None
+    try:
+        messages = conversation_cell(row[CONVERSATION_COLUMN], "row", CONVERSATION_COLUMN)
+    except (DataError, TypeError, ValueError):
+        return None
+    if not messages:
+        return None
+    turn = 0
+    shown: list[dict[str, Any]] = []
+    for m in messages[:MAX_MESSAGES]:
+        item: dict[str, Any] = {
+            "role": m["role"],
+            "content": text_of(m.get("content") or "") or "",
+            "tool_calls": [
+                {"name": text_of(c["name"], 200), "arguments": text_of(c["arguments"], 4000)}
+                for c in m.get("tool_calls") or ()
+            ],
+        }
+        if m["role"] == "assistant":
+            turn += 1
+            item["turn"] = turn
+        for key in ("name", "tool_call_id"):
+            if m.get(key):
+                item[key] = text_of(m[key], 200)
+        shown.append(item)
+    return {"messages": shown, "omitted": max(0, len(messages) - MAX_MESSAGES)}
 
 
 def _trace_payload(row: pd.Series) -> dict[str, Any] | None:
@@ -382,6 +422,9 @@ def metric_payload(source: Source, row: pd.Series, m: MetricRef) -> dict[str, An
         "latency": cell("number", "", get(LATENCY)),
         "attempts": cell("number", "", get(ATTEMPTS)),
     }
+    turns = _turns(get("turns"))
+    if turns:
+        out["turns"] = turns
     # every call of this row answered from the cache: say so, not "attempts 0 · latency 0 ms"
     out["cached"] = out["attempts"] == 0 and out["error"] is None and bool(out["raw_output"])
     if m.kind == "pairwise":
@@ -391,6 +434,31 @@ def metric_payload(source: Source, row: pd.Series, m: MetricRef) -> dict[str, An
         out["candidate_criteria"] = _criteria(get(CANDIDATE_CRITERIA), rubric)
         out["baseline_criteria"] = _criteria(get(BASELINE_CRITERIA), rubric)
         out["pair_rows"] = _pair_rows(out, get(CRITERIA))
+    return out
+
+
+def _turns(value: Any) -> list[dict[str, Any]]:
+    """A per-turn metric's turn results (``{name}/turns``, worst first) for the transcript."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return []
+    if not isinstance(value, list | tuple):
+        return []
+    out = []
+    for item in value:
+        if not isinstance(item, Mapping) or not isinstance(item.get("turn"), int | float):
+            continue
+        out.append(
+            {
+                "turn": int(item["turn"]),
+                "score": cell("score", "", item.get("score")),
+                "passed": None if is_missing(item.get("passed")) else bool(item.get("passed")),
+                "verdict": text_of(item.get("verdict"), 400),
+                "error": text_of(item.get("error"), 2000),
+            }
+        )
     return out
 
 

@@ -97,10 +97,13 @@ class PairwiseView(RubricView):
         cand_col = next((c for c in CANDIDATE_COLUMNS if c in table.columns), None)
         base_col = next((c for c in BASELINE_COLUMNS if c in table.columns), None)
         sides = {cand_col, base_col}
+        fields = [f for f in base["fields"] if f["name"] not in sides]
+        if base.get("conversation"):  # this view has no transcript: the cell as a field
+            fields.append({"name": "conversation", "text": text_of(row["conversation"])})
         return {
             "row": pos,
             "heading": base["heading"],
-            "fields": [f for f in base["fields"] if f["name"] not in sides],
+            "fields": fields,
             "images": base["images"],
             "candidate": {"name": cand_col, "text": _text(row, cand_col)},
             "baseline": {"name": base_col, "text": _text(row, base_col)},

@@ -70,9 +70,62 @@ def case_text(case: Mapping[str, Any], is_mock: bool = False) -> str:
     lines.append(str(case.get("heading", "")))
     for f in case.get("fields", []):
         lines.append(f"{f['name']}: {preview(str(f.get('text') or ''), 300)}")
+    for msg in (case.get("conversation") or {}).get("messages", []):
+        calls = "".join(f" -> {c['name']}({c['arguments']})" for c in msg.get("tool_calls", []))
+        lines.append(f"  {_role_text(msg)}: {preview(str(msg.get('content') or ''), 300)}{calls}")
     for m in case.get("metrics", []):
         lines.extend(metric_text(m))
     return "\n".join(lines)
+
+
+def _role_text(msg: Mapping[str, Any]) -> str:
+    role = str(msg.get("role"))
+    if msg.get("turn") is not None:
+        role += f" · turn {msg['turn']}"
+    if msg.get("tool_call_id"):
+        role += f" · result for {msg['tool_call_id']}"
+    return role
+
+
+def _conversation_html(
+    conversation: Mapping[str, Any] | None, metrics: Sequence[Mapping[str, Any]]
+) -> str:
+    """The row's conversation as a transcript: role, then the text escaped (never Markdown or
+    HTML), tool calls as name + arguments, per-turn scores beside assistant turns."""
+    messages = (conversation or {}).get("messages") or []
+    if not messages:
+        return ""
+    chips: dict[int, list[str]] = {}
+    for m in metrics:
+        turns = m.get("turns") or []
+        for i, t in enumerate(turns):
+            mark = " · worst turn" if i == 0 and len(turns) > 1 else ""
+            verdict = "error" if t.get("error") else t.get("verdict") or ""
+            chips.setdefault(int(t["turn"]), []).append(
+                f"{m.get('name')} {fmt_score(t.get('score'))} {verdict}{mark}"
+            )
+    out = [field_label_html("conversation")]
+    for msg in messages:
+        scores = chips.get(int(msg["turn"]), []) if msg.get("turn") is not None else []
+        worst = any("worst turn" in c for c in scores)
+        border = "#d32f2f" if worst else BORDER
+        head = esc(_role_text(msg)) + "".join(
+            f' <span style="color:{MUTED};">[{esc(c)}]</span>' for c in scores
+        )
+        calls = "".join(
+            f'<div style="font-family:monospace;">→ {esc(c["name"])}({esc(c["arguments"])})</div>'
+            for c in msg.get("tool_calls", [])
+        )
+        text = msg.get("content") or ""
+        body = f'<div style="white-space:pre-wrap;">{esc(text)}</div>' if text else ""
+        out.append(
+            f'<div style="border:1px solid {border}; border-radius:6px; padding:4px 8px; '
+            f'margin:4px 0;"><div style="font-size:11px; color:{MUTED}; font-weight:600;">'
+            f"{head}</div>{body}{calls}</div>"
+        )
+    if conversation and conversation.get("omitted"):
+        out.append(f'<div style="color:{MUTED};">{conversation["omitted"]} more messages</div>')
+    return "".join(out)
 
 
 def _criteria_html(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -199,6 +252,7 @@ def case_html(case: Mapping[str, Any], is_mock: bool = False, judge: str = "") -
     for f in case.get("fields", []):
         out.append(field_html(f["name"], f.get("text")))
     out.append(images_html(case.get("images", [])))
+    out.append(_conversation_html(case.get("conversation"), case.get("metrics", [])))
     trace = case.get("trace")
     if trace:
         out.append(field_label_html("trace"))
