@@ -32,9 +32,11 @@ from ._cases import (
     trace_cases,
     trace_io,
 )
+from ._formats import otlp_span_key
 from ._load import TraceFormat, example_trace, load_traces
 from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
 from ._rows import TREE_KEYS, trace_tree
+from ._sources import read_trace_path
 from ._tree import Trace
 
 __all__ = [
@@ -59,6 +61,8 @@ __all__ = [
     "example_trace",
     "is_traces",
     "load_traces",
+    "otlp_span_key",
+    "read_trace_path",
     "span_io",
     "trace_cases",
     "trace_io",
