@@ -298,3 +298,51 @@ def test_an_already_parsed_export_is_copied_too(tmp_path: Path) -> None:
     scored = json.loads(result.write_trace_scores(document, tmp_path / "d.json").read_text("utf-8"))
     assert _without_scores(scored) == document
     assert "events" not in str(_without_scores(scored)["resourceSpans"][0]["resource"])
+
+
+# -- the trace view shows the scores on the spans they judged -----------------------------------
+
+
+def test_the_explanation_puts_each_rows_scores_on_its_span(
+    fake_judge: FakeJudgeServer, tmp_path: Path
+) -> None:
+    from rubriclab.widgets import Explanation
+
+    fake_judge.responder = _by_span_name
+    traces = load_traces(OTLP_FILE)
+    result = rl.evaluate(traces, [STEP], judge=_judge(fake_judge), partition="span")
+    view = Explanation(result, index=0)
+    expected = result.table.set_index("span_id")["step/score"].to_dict()
+    spans = view.case["trace"]["spans"]
+    # every span of the trace carries its own row's score, not only the row on show
+    assert {s["span_id"]: [c["score"] for c in s["scores"]] for s in spans} == {
+        k: [v] for k, v in expected.items()
+    }
+    why = spans[0]["scores"][0]["explanation"]
+    assert why.startswith(HOSTILE)
+    html = view.static_html()
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert html.count('class="rl-span-score"') == len(spans)
+
+
+def test_a_trace_rows_scores_go_on_the_root_and_a_files_events_are_shown(tmp_path: Path) -> None:
+    from rubriclab.widgets import Explanation
+
+    result = rl.evaluate(load_traces(OTLP_FILE), [_trace_metric()], judge="mock", partition="trace")
+    [root, *rest] = Explanation(result).case["trace"]["spans"]
+    assert [s["metric"] for s in root["scores"]] == ["run"]
+    assert all(not s["scores"] for s in rest)
+    # judged again over the scored file: the file's earlier scores show beside the new ones
+    scored = result.write_trace_scores(OTLP_FILE, tmp_path / "scored.json")
+    step = rl.evaluate(load_traces(scored), [STEP], judge="mock", partition="span")
+    [root, *rest] = Explanation(step).case["trace"]["spans"]
+    assert [(s["metric"], s.get("from_trace", False)) for s in root["scores"]] == [
+        ("step", False),
+        ("run", True),
+    ]
+    assert root["scores"][1]["score"] == result.table["run/score"].iloc[0]
+    assert all([s["metric"] for s in span["scores"]] == ["step"] for span in rest)
+    # a fresh trace (no events) shows only the result's own scores: the control
+    fresh = rl.evaluate(load_traces(OTLP_FILE), [STEP], judge="mock", partition="span")
+    [root, *_] = Explanation(fresh).case["trace"]["spans"]
+    assert [s["metric"] for s in root["scores"]] == ["step"]

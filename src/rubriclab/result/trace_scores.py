@@ -29,7 +29,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..traces import Span, Trace, load_traces, otlp_span_key, read_trace_path
+from ..traces import (
+    EVALUATION_EVENT,
+    Span,
+    Trace,
+    load_traces,
+    otlp_span_key,
+    read_trace_path,
+)
 
 if TYPE_CHECKING:
     from . import EvalResult
@@ -44,7 +51,7 @@ __all__ = [
     "write_otlp_scores",
 ]
 
-EVENT_NAME = "gen_ai.evaluation.result"
+EVENT_NAME = EVALUATION_EVENT
 ATTRIBUTE_PREFIX = "rubriclab.evaluation"
 _OPENINFERENCE_KINDS = {
     "LLM",
