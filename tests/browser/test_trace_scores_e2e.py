@@ -106,3 +106,30 @@ def test_each_judged_span_shows_its_scores_in_chromium(browser: Any, tmp_path: P
     assert page.title() != "pwned"
     page.locator("#view").screenshot(path=str(ARTIFACTS / "trace_scores_explanation.png"))
     page.close()
+
+
+def test_the_static_trace_view_shows_the_scores_inert_in_chromium(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The static HTML form (nbviewer, exported reports): scores under their spans, the
+    explanation folded and escaped, nothing of the hostile text runs."""
+    useful = rl.metrics.RubricMetric(
+        name="useful",
+        rubric=rl.Rubric.checklist(["Does this step move the task forward?"], pass_mark=1.0),
+    )
+    with FakeJudgeServer(_useful) as server:
+        judge = rl.Judge(server.url, model="fake", max_retries=0, cache=False)
+        result = rl.evaluate(load_traces(OTLP_FILE), [useful], judge=judge, partition="span")
+    view = rl.Explanation(result, index=2)
+    page = browser.new_page(viewport={"width": 960, "height": 900})
+    page.set_content(f"<html><body>{view.static_html()}</body></html>")
+    rows = page.locator(".rl-span-score")
+    assert rows.count() == len(result.table)
+    texts = rows.all_text_contents()
+    assert any(t.startswith("useful 1.00 pass") for t in texts)
+    assert any(t.startswith("useful 0.00 fail") for t in texts)
+    page.locator(".rl-span-score summary").first.click()
+    assert page.locator(".rl-span-score details[open]").first.text_content().count(HOSTILE) == 1
+    assert page.locator("img").count() == 0 and page.title() != "pwned"
+    page.locator(".rl-trace-tree").screenshot(path=str(ARTIFACTS / "trace_scores_static.png"))
+    page.close()
