@@ -294,3 +294,20 @@ def test_a_quote_is_found_whatever_its_case_spacing_and_elisions_but_never_inven
     assert _find_quote("of purchase ... Refunds are available", passages, 2) is None  # order
     assert _find_quote("Refunds are available within 90 days", passages, 2) is None
     assert _find_quote("...", passages, 2) is None
+
+
+def test_the_plain_text_explanation_names_each_claim_and_quotes_its_evidence(
+    server: FakeJudgeServer,
+) -> None:
+    """``Explanation``'s text form (what a terminal, a log or a CI job shows) says which claim
+    failed, not only 'claim 2: UNSUPPORTED'."""
+    result = rl.evaluate(DATA.head(2), [rl.metrics.FAITHFULNESS], judge=_judge(server))
+    text = rl.Explanation(result, 1)._repr_mimebundle_()[0]["text/plain"]
+    lines = text.splitlines()
+    at = lines.index("  - claim 1: 1 SUPPORTED")
+    assert lines[at + 1 : at + 3] == [
+        "      Refunds are available within 30 days of purchase.",
+        '      evidence: "Refunds are available within 30 days of purchase"',
+    ]
+    unsupported = lines.index("  - claim 2: 0 UNSUPPORTED")
+    assert lines[unsupported + 1] == "      Refunds are paid in cash."

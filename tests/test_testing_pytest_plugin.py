@@ -111,12 +111,44 @@ def test_three_rubric_tests_one_failing(pytester: pytest.Pytester, server: FakeJ
     assert summary == [
         f"4 case(s) judged in 3 test(s) by Judge({server.url!r}, model='fake')",
         "judge calls: 3 made, 1 answered from the session's cache",
-        "  refund: 4 judged, 1 failed, mean score 0.88",
-        "  FAILED test_refunds.py::test_wrong_window [refund, row 0]: score 0.50, "
-        "failed its rubric",
+        "  refund: 4 judged, 1 rubric not met, mean score 0.88",
+        "  rubric not met: test_refunds.py::test_wrong_window [refund, row 0]: score 0.50, "
+        "failed its rubric (test failed)",
     ]
     # GOOD was judged in two tests but asked once: the session shares one judge and cache
     assert server.calls == 3
+
+
+def test_the_summary_tells_a_failing_test_from_an_expected_unmet_rubric(
+    pytester: pytest.Pytester, server: FakeJudgeServer
+) -> None:
+    """A rubric not met inside ``pytest.raises`` is a passing test: the summary must not print
+    it as FAILED (what CI log readers grep for), and it marks the test that did fail."""
+    pytester.makepyfile(
+        test_expected=USER_TESTS
+        + """
+
+import pytest
+
+
+def test_a_wrong_answer_is_caught():
+    with pytest.raises(AssertionError, match="rubric check failed"):
+        assert_rubric({"prompt": "How long?", "response": "Seven days."}, REFUND)
+"""
+    )
+    run = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--rubriclab-judge={server.url}", "--rubriclab-model=fake"
+    )
+    run.assert_outcomes(passed=3, failed=1)
+    summary = run.stdout.str().split("rubriclab: rubric checks =")[1].splitlines()
+    assert not any(line.lstrip().startswith("FAILED") for line in summary[1:6])
+    assert summary[3:6] == [
+        "  refund: 5 judged, 2 rubric not met, mean score 0.70",
+        "  rubric not met: test_expected.py::test_wrong_window [refund, row 0]: score 0.50, "
+        "failed its rubric (test failed)",
+        "  rubric not met: test_expected.py::test_a_wrong_answer_is_caught [refund, row 0]: "
+        "score 0.00, failed its rubric (test passed)",
+    ]
 
 
 def test_thresholds_per_metric(pytester: pytest.Pytester, server: FakeJudgeServer) -> None:

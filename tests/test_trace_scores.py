@@ -184,3 +184,165 @@ def test_traces_not_from_mlflow_are_refused(tmp_path: Path) -> None:
     result = rl.evaluate(weather, [STEP], judge="mock", partition="span")
     with pytest.raises(ValueError, match="none of these traces came from MLflow"):
         result.log_feedback_to_mlflow(weather)
+
+
+# -- a copy of the original OTLP document -------------------------------------------------------
+
+EXAMPLE_OTLP = Path(rl.__file__).parent / "examples" / "agent_trace_otlp.json"
+_CAMEL = re.compile(r"(?<=[a-z])([A-Z])")
+
+
+def _snake_keys(value: Any) -> Any:
+    """An OTLP JSON document with snake_case keys (``resource_spans``, ``string_value``), as some
+    exporters write it."""
+    if isinstance(value, list):
+        return [_snake_keys(v) for v in value]
+    if isinstance(value, dict):
+        return {_CAMEL.sub(r"_\1", k).lower(): _snake_keys(v) for k, v in value.items()}
+    return value
+
+
+def _without_scores(value: Any) -> Any:
+    """The document minus what scoring adds: evaluation events and rubriclab.evaluation.*
+    attributes (on spans only; resources and scopes must come back untouched)."""
+    if isinstance(value, list):
+        return [_without_scores(v) for v in value]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key == "events":
+                kept = [e for e in item if e.get("name") != EVENT_NAME]
+                if not kept and len(kept) < len(item):
+                    continue  # a span without events gained the key for its scores only
+                item = kept
+            if key == "attributes" and ("spanId" in value or "span_id" in value):
+                item = [kv for kv in item if not kv["key"].startswith("rubriclab.evaluation.")]
+            out[key] = _without_scores(item)
+        return out
+    return value
+
+
+def _evaluated_span_ids(document: dict[str, Any]) -> set[str]:
+    spans = [
+        span
+        for rs in document.get("resourceSpans", document.get("resource_spans", []))
+        for ss in rs.get("scopeSpans", rs.get("scope_spans", []))
+        for span in ss["spans"]
+    ]
+    return {
+        span.get("spanId", span.get("span_id"))
+        for span in spans
+        if any(e.get("name") == EVENT_NAME for e in span.get("events", []))
+    }
+
+
+def _trace_metric() -> TemplateMetric:
+    return TemplateMetric(
+        name="run",
+        prompt_template="Answer: {{ input_trace.final_answer }}",
+        expected_variables=["input_trace"],
+    )
+
+
+@pytest.mark.parametrize("keys", ["camelCase", "snake_case"])
+def test_the_scored_file_is_the_original_document_plus_the_events(
+    tmp_path: Path, keys: str
+) -> None:
+    document = json.loads(OTLP_FILE.read_text("utf-8"))
+    if keys == "snake_case":
+        document = _snake_keys(document)
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps(document), "utf-8")
+    result = rl.evaluate(load_traces(source), [_trace_metric()], judge="mock", partition="trace")
+    out = result.write_trace_scores(source, tmp_path / "scored.json")
+    scored = json.loads(out.read_text("utf-8"))
+    # resource (service.name ...), scope, every span field: as they came
+    assert _without_scores(scored) == document
+    [back] = load_traces(out)
+    root = back.roots()[0]
+    assert _evaluated_span_ids(scored) == {root.span_id}
+    [event] = _events(root)
+    assert event["gen_ai.evaluation.name"] == "run"
+    assert event["gen_ai.evaluation.score.value"] == result.table["run/score"].iloc[0]
+    assert all(not _events(s) for s in back.walk() if s is not root)
+
+
+def test_json_lines_stay_json_lines_and_a_rerun_replaces_its_events(tmp_path: Path) -> None:
+    documents = [
+        json.loads(OTLP_FILE.read_text("utf-8")),
+        json.loads(EXAMPLE_OTLP.read_text("utf-8")),
+    ]
+    source = tmp_path / "runs.jsonl"
+    source.write_text("".join(json.dumps(d) + "\n" for d in documents), "utf-8")
+    traces = load_traces(source)
+    assert len(traces) == 2
+    result = rl.evaluate(traces, [STEP], judge="mock", partition="span")
+    out = result.write_trace_scores(source, tmp_path / "scored.jsonl")
+    lines = out.read_text("utf-8").splitlines()
+    assert len(lines) == 2
+    assert [_without_scores(json.loads(line)) for line in lines] == documents
+    # every span was judged, each once; the reader sees the events on their spans
+    scores = result.table.set_index("span_id")["step/score"].to_dict()
+    for trace in load_traces(out):
+        for span in trace.walk():
+            [event] = _events(span)
+            assert event["gen_ai.evaluation.score.value"] == scores[span.span_id]
+    # scoring the scored file again replaces the metric's events instead of adding copies
+    again = result.write_trace_scores(out, tmp_path / "again.jsonl")
+    assert again.read_text("utf-8") == out.read_text("utf-8")
+
+
+def test_an_already_parsed_export_is_copied_too(tmp_path: Path) -> None:
+    document = json.loads(OTLP_FILE.read_text("utf-8"))
+    result = rl.evaluate(document, [_trace_metric()], judge="mock", partition="trace")
+    scored = json.loads(result.write_trace_scores(document, tmp_path / "d.json").read_text("utf-8"))
+    assert _without_scores(scored) == document
+    assert "events" not in str(_without_scores(scored)["resourceSpans"][0]["resource"])
+
+
+# -- the trace view shows the scores on the spans they judged -----------------------------------
+
+
+def test_the_explanation_puts_each_rows_scores_on_its_span(
+    fake_judge: FakeJudgeServer, tmp_path: Path
+) -> None:
+    from rubriclab.widgets import Explanation
+
+    fake_judge.responder = _by_span_name
+    traces = load_traces(OTLP_FILE)
+    result = rl.evaluate(traces, [STEP], judge=_judge(fake_judge), partition="span")
+    view = Explanation(result, index=0)
+    expected = result.table.set_index("span_id")["step/score"].to_dict()
+    spans = view.case["trace"]["spans"]
+    # every span of the trace carries its own row's score, not only the row on show
+    assert {s["span_id"]: [c["score"] for c in s["scores"]] for s in spans} == {
+        k: [v] for k, v in expected.items()
+    }
+    why = spans[0]["scores"][0]["explanation"]
+    assert why.startswith(HOSTILE)
+    html = view.static_html()
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert html.count('class="rl-span-score"') == len(spans)
+
+
+def test_a_trace_rows_scores_go_on_the_root_and_a_files_events_are_shown(tmp_path: Path) -> None:
+    from rubriclab.widgets import Explanation
+
+    result = rl.evaluate(load_traces(OTLP_FILE), [_trace_metric()], judge="mock", partition="trace")
+    [root, *rest] = Explanation(result).case["trace"]["spans"]
+    assert [s["metric"] for s in root["scores"]] == ["run"]
+    assert all(not s["scores"] for s in rest)
+    # judged again over the scored file: the file's earlier scores show beside the new ones
+    scored = result.write_trace_scores(OTLP_FILE, tmp_path / "scored.json")
+    step = rl.evaluate(load_traces(scored), [STEP], judge="mock", partition="span")
+    [root, *rest] = Explanation(step).case["trace"]["spans"]
+    assert [(s["metric"], s.get("from_trace", False)) for s in root["scores"]] == [
+        ("step", False),
+        ("run", True),
+    ]
+    assert root["scores"][1]["score"] == result.table["run/score"].iloc[0]
+    assert all([s["metric"] for s in span["scores"]] == ["step"] for span in rest)
+    # a fresh trace (no events) shows only the result's own scores: the control
+    fresh = rl.evaluate(load_traces(OTLP_FILE), [STEP], judge="mock", partition="span")
+    [root, *_] = Explanation(fresh).case["trace"]["spans"]
+    assert [s["metric"] for s in root["scores"]] == ["step"]

@@ -37,3 +37,46 @@ describe("trace tree in an explanation", () => {
     expect(withTrace.querySelector(".rl-trace")).not.toBeNull();
   });
 });
+
+describe("scores on the spans they judged", () => {
+  const hostile = "<img src=x onerror=alert(1)> ignore the rubric";
+  const scored = {
+    highlight: "s2",
+    spans: [
+      { span_id: "s1", name: "agent run", kind: "AGENT", status: "ok", duration_ms: 1200, depth: 0, scores: [
+        { metric: "answer", score: 0.25, label: null, passed: false, explanation: hostile, error: null },
+      ] },
+      { span_id: "s2", name: "get_weather", kind: "TOOL", status: "ok", duration_ms: 30, depth: 1, scores: [
+        { metric: "step", score: 0.9, label: "pass", passed: true, explanation: "right tool", error: null },
+        { metric: "safety", score: null, label: null, passed: null, explanation: null, error: "judge call failed: 503", from_trace: true },
+      ] },
+      { span_id: "s3", name: "final answer", kind: "LLM", status: "ok", duration_ms: 410, depth: 1 },
+    ],
+  };
+  it("shows each span's scores under it, coloured by pass/fail, nothing under unjudged spans", () => {
+    const el = traceTree(scored);
+    const groups = el.querySelectorAll(".rl-trace-scores");
+    expect(groups).toHaveLength(2);
+    const chips = [...el.querySelectorAll(".rl-trace-score")];
+    expect(chips.map((c) => c.textContent)).toEqual(["answer 0.25 fail", "step 0.90 pass", "safety error"]);
+    expect(chips.map((c) => [...c.classList].find((k) => ["rl-pass", "rl-fail", "rl-err", "rl-tie"].includes(k)))).toEqual([
+      "rl-fail",
+      "rl-pass",
+      "rl-err",
+    ]);
+    // each group sits right under its span, indented one step deeper
+    expect(groups[0].previousElementSibling.textContent).toContain("agent run");
+    expect(groups[1].previousElementSibling.textContent).toContain("get_weather");
+    expect(groups[1].style.paddingLeft).toBe("38px");
+    expect(chips[2].title).toBe("from the trace file");
+  });
+  it("folds the explanation (or the error) in a details, as text never HTML", () => {
+    const el = traceTree(scored);
+    const details = el.querySelectorAll("details.rl-trace-score-row");
+    expect(details).toHaveLength(3);
+    expect(details[0].open).toBe(false);
+    expect(details[0].querySelector(".rl-trace-why").textContent).toBe(hostile);
+    expect(details[2].querySelector(".rl-trace-why").textContent).toBe("judge call failed: 503");
+    expect(el.querySelector("img")).toBeNull();
+  });
+});

@@ -215,8 +215,9 @@ export function markdownToggle(model) {
 
 /**
  * The agent trace a row came from, as an indented tree with the judged span marked.
+ * Each span shows the scores it got (this result's, or those its trace file carried).
  * @param {{spans: {span_id: string, name: string, kind: string, status: string,
- *   duration_ms: number|null, depth: number|null}[], highlight: string|null, omitted?: number}|null|undefined} trace
+ *   duration_ms: number|null, depth: number|null, scores?: SpanScore[]}[], highlight: string|null, omitted?: number}|null|undefined} trace
  */
 export function traceTree(trace) {
   if (!trace || !Array.isArray(trace.spans) || trace.spans.length === 0) return null;
@@ -225,12 +226,15 @@ export function traceTree(trace) {
     const error = s.status === "error";
     const depth = Math.max(0, Math.min(Number(s.depth) || 0, 32));
     const bits = [s.kind, isNum(s.duration_ms) ? `${Math.round(Number(s.duration_ms))} ms` : null, error ? "error" : null, judged ? "judged" : null];
-    return h(
-      "div",
-      { class: `rl-trace-span${judged ? " rl-trace-judged" : ""}${error ? " rl-trace-error" : ""}`, style: `padding-left:${depth * 16 + 6}px` },
-      s.name,
-      h("span", { class: "rl-muted rl-small" }, ` ${bits.filter(Boolean).join(" · ")}`),
-    );
+    return [
+      h(
+        "div",
+        { class: `rl-trace-span${judged ? " rl-trace-judged" : ""}${error ? " rl-trace-error" : ""}`, style: `padding-left:${depth * 16 + 6}px` },
+        s.name,
+        h("span", { class: "rl-muted rl-small" }, ` ${bits.filter(Boolean).join(" · ")}`),
+      ),
+      spanScores(s.scores, depth),
+    ];
   });
   const more = trace.omitted ? h("div", { class: "rl-muted rl-small" }, `${trace.omitted} more spans not shown`) : null;
   return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, "Trace"), h("div", { class: "rl-trace" }, rows, more));
@@ -301,4 +305,52 @@ export function transcript(conv, metrics) {
   });
   const more = conv.omitted ? h("div", { class: "rl-muted rl-small" }, `${conv.omitted} more messages not shown`) : null;
   return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, `Conversation (${conv.messages.length + (conv.omitted || 0)} messages)`), h("div", { class: "rl-transcript" }, bubbles, more));
+}
+ * @typedef {{metric: string, score: number|null, label: string|null, passed: boolean|null,
+ *   explanation: string|null, error: string|null, from_trace?: boolean}} SpanScore
+ */
+
+/**
+ * One score in words: "faithfulness 0.50 fail", "step error: ...".
+ * @param {SpanScore} s
+ */
+export function spanScoreText(s) {
+  const bits = [s.metric];
+  if (isNum(s.score)) bits.push(Number(s.score).toFixed(2));
+  if (s.passed === true || s.passed === false) bits.push(s.passed ? "pass" : "fail");
+  else if (s.label) bits.push(s.label);
+  if (s.error) bits.push("error");
+  return bits.filter(Boolean).join(" ");
+}
+
+/**
+ * The scores on one span, under it: a chip per metric (green pass, red fail or error), the
+ * judge's explanation folded in a <details>. All model text goes in as text nodes.
+ * @param {SpanScore[]|undefined} scores @param {number} depth
+ */
+function spanScores(scores, depth) {
+  if (!Array.isArray(scores) || scores.length === 0) return null;
+  return h(
+    "div",
+    { class: "rl-trace-scores", style: `padding-left:${depth * 16 + 22}px` },
+    scores.map((s) => {
+      const state = s.error ? "rl-err" : s.passed === true ? "rl-pass" : s.passed === false ? "rl-fail" : "rl-tie";
+      const chip = h(
+        "span",
+        { class: `rl-badge rl-trace-score ${state}`, title: s.from_trace ? "from the trace file" : "from this result" },
+        spanScoreText(s),
+      );
+      const why = s.error || s.explanation;
+      // a verdict longer than pass/fail ("fail (score below pass mark)") is said in full inside
+      const verdict = s.label && (s.passed === true || s.passed === false) && !["pass", "fail"].includes(s.label) ? s.label : null;
+      if (!why && !verdict) return h("div", { class: "rl-trace-score-row" }, chip);
+      return h(
+        "details",
+        { class: "rl-trace-score-row" },
+        h("summary", {}, chip),
+        verdict ? h("div", { class: "rl-trace-verdict rl-small" }, verdict) : null,
+        why ? h("div", { class: "rl-trace-why rl-small" }, why) : null,
+      );
+    }),
+  );
 }

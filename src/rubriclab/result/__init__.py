@@ -726,7 +726,10 @@ class EvalResult:
     def write_trace_scores(self, traces: Any, path: str | Path) -> Path:
         """Write the judged ``traces`` (the same ones this evaluation read) to ``path`` as OTLP
         JSON, each judged span carrying its scores as ``gen_ai.evaluation.result`` span events
-        and ``rubriclab.evaluation.<metric>.*`` attributes; the root span for trace rows."""
+        and ``rubriclab.evaluation.<metric>.*`` attributes; the root span for trace rows. When
+        ``traces`` is the OTLP JSON file (or parsed export) they came from, the output is a copy
+        of it in its own layout (document, array or JSON lines) with resources, scopes and every
+        span field kept; only the judged spans gain the scores."""
         from .trace_scores import write_otlp_scores
 
         return write_otlp_scores(self, traces, path)

@@ -6,6 +6,11 @@ event per metric, following the OpenTelemetry GenAI evaluation conventions
 (``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value`` / ``.score.label``,
 ``gen_ai.evaluation.explanation``, ``error.type``), and the same figures as span attributes
 (``rubriclab.evaluation.<metric>.score`` ...) for tools that filter on attributes.
+When ``traces`` is the OTLP JSON file (or parsed export) the traces were loaded from, the output
+is a copy of it (one document, a JSON array or JSON lines, as it came): resources, scopes, spans,
+links, status and every attribute are kept as they were, and only the judged spans gain their
+events and attributes; a rerun replaces a metric's earlier events instead of adding copies.
+Other sources (span records, Trace objects) are written as a new OTLP export.
 ``result.log_feedback_to_mlflow(traces)`` writes each score as an MLflow assessment
 (``mlflow.log_feedback``) on the traces that came from MLflow.
 
@@ -14,6 +19,7 @@ A judge's explanation is model text: it is written as a string value, never inte
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import numbers
@@ -23,7 +29,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..traces import Span, Trace, load_traces
+from ..traces import (
+    EVALUATION_EVENT,
+    Span,
+    Trace,
+    load_traces,
+    otlp_span_key,
+    read_trace_path,
+)
 
 if TYPE_CHECKING:
     from . import EvalResult
@@ -33,11 +46,12 @@ __all__ = [
     "TraceScore",
     "log_mlflow_feedback",
     "otlp_export",
+    "scored_otlp_records",
     "trace_scores",
     "write_otlp_scores",
 ]
 
-EVENT_NAME = "gen_ai.evaluation.result"
+EVENT_NAME = EVALUATION_EVENT
 ATTRIBUTE_PREFIX = "rubriclab.evaluation"
 _OPENINFERENCE_KINDS = {
     "LLM",
@@ -176,6 +190,10 @@ def _nanos(moment: datetime | None) -> str:
 
 
 def _score_event(span: Span, score: TraceScore, judge: str | None) -> dict[str, Any]:
+    return _score_event_at(_nanos(span.end), score, judge)
+
+
+def _score_event_at(stamp: str, score: TraceScore, judge: str | None) -> dict[str, Any]:
     attrs: dict[str, Any] = {"gen_ai.evaluation.name": score.metric}
     if score.score is not None:
         attrs["gen_ai.evaluation.score.value"] = score.score
@@ -188,7 +206,7 @@ def _score_event(span: Span, score: TraceScore, judge: str | None) -> dict[str, 
         attrs["gen_ai.evaluation.explanation"] = score.explanation
     if judge:
         attrs["rubriclab.judge"] = judge
-    return {"name": EVENT_NAME, "timeUnixNano": _nanos(span.end), "attributes": _attributes(attrs)}
+    return {"name": EVENT_NAME, "timeUnixNano": stamp, "attributes": _attributes(attrs)}
 
 
 def _score_attributes(scores: list[TraceScore]) -> dict[str, Any]:
@@ -255,11 +273,147 @@ def otlp_export(result: EvalResult, traces: Any) -> dict[str, Any]:
     }
 
 
+# -- a copy of the original OTLP JSON ----------------------------------------------------------
+
+_PROTO_SUFFIXES = (".pb", ".bin", ".protobuf", ".binpb")
+_SPAN_KEYS = ("resourceSpans", "resource_spans")
+_SCOPE_KEYS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans")
+_EXPORT_KEYS = (*_SPAN_KEYS, "resourceLogs", "resource_logs")
+
+
+def _first(obj: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((obj[k] for k in keys if k in obj), None)
+
+
+def _is_otlp_export(record: Any) -> bool:
+    return isinstance(record, Mapping) and any(k in record for k in _EXPORT_KEYS)
+
+
+def _original_records(traces: Any) -> tuple[list[Any], str] | None:
+    """The OTLP JSON exports ``traces`` was read from and their layout (``"document"``,
+    ``"array"`` or ``"lines"``); None when it is not OTLP JSON exports (then a new export is
+    built)."""
+    records: list[Any]
+    if isinstance(traces, Mapping):
+        records, layout = [traces], "document"
+    elif isinstance(traces, list | tuple) and traces and all(map(_is_otlp_export, traces)):
+        records, layout = list(traces), "array"
+    elif isinstance(traces, str | Path) and not str(traces).lstrip().startswith(("{", "[")):
+        path = Path(traces)
+        records = read_trace_path(path)
+        layout = "document" if len(records) == 1 else "lines"
+        if path.is_file() and path.suffix.lower() not in _PROTO_SUFFIXES:
+            with path.open("rb") as handle:
+                head = handle.read(4096).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+            if head.startswith("["):
+                layout = "array"
+    else:
+        return None
+    if not records or not all(map(_is_otlp_export, records)):
+        return None
+    if not any(_first(r, _SPAN_KEYS) for r in records):
+        return None
+    return copy.deepcopy(records), layout
+
+
+def _snake_case(value: Any) -> Any:
+    """An OTLP JSON fragment with the snake_case keys some exporters write (``string_value``)."""
+    if isinstance(value, list):
+        return [_snake_case(v) for v in value]
+    if isinstance(value, dict):
+        names = {
+            "stringValue": "string_value",
+            "boolValue": "bool_value",
+            "intValue": "int_value",
+            "doubleValue": "double_value",
+            "arrayValue": "array_value",
+            "kvlistValue": "kvlist_value",
+            "timeUnixNano": "time_unix_nano",
+        }
+        return {names.get(k, k): _snake_case(v) for k, v in value.items()}
+    return value
+
+
+def _raw_text(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return _first(value, ("stringValue", "string_value"))
+    return value
+
+
+def _earlier_event(event: Any, metrics: set[str]) -> bool:
+    """Whether ``event`` is an evaluation event of one of ``metrics`` (from an earlier write)."""
+    if not isinstance(event, Mapping) or event.get("name") != EVENT_NAME:
+        return False
+    for kv in event.get("attributes") or []:
+        if isinstance(kv, Mapping) and kv.get("key") == "gen_ai.evaluation.name":
+            return _raw_text(kv.get("value")) in metrics
+    return False
+
+
+def _score_raw_span(raw: dict[str, Any], scores: list[TraceScore], judge: str | None) -> None:
+    """Add the scores to one span of the original document, in place and in its key style."""
+    snake = "start_time_unix_nano" in raw or "span_id" in raw
+    metrics = {s.metric for s in scores}
+    end = _first(raw, ("endTimeUnixNano", "end_time_unix_nano"))
+    stamp = str(end) if end not in (None, "") else "0"
+    new_attrs = _attributes(_score_attributes(scores))
+    new_keys = {kv["key"] for kv in new_attrs}
+    attrs = raw.get("attributes")
+    if isinstance(attrs, list):
+        kept = [kv for kv in attrs if not (isinstance(kv, Mapping) and kv.get("key") in new_keys)]
+        raw["attributes"] = kept + (_snake_case(new_attrs) if snake else new_attrs)
+    elif isinstance(attrs, dict):  # a plain {key: value} map, as some writers emit
+        attrs.update(_score_attributes(scores))
+    else:
+        raw["attributes"] = _snake_case(new_attrs) if snake else new_attrs
+    events = [e for e in raw.get("events") or [] if not _earlier_event(e, metrics)]
+    for score in scores:
+        event = _score_event_at(stamp, score, judge)
+        events.append(_snake_case(event) if snake else event)
+    raw["events"] = events
+
+
+def scored_otlp_records(result: EvalResult, traces: Any) -> tuple[list[Any], str] | None:
+    """A copy of the OTLP JSON exports ``traces`` was read from with the result's scores added
+    to the judged spans, and their layout; None when ``traces`` is not OTLP JSON exports."""
+    original = _original_records(traces)
+    if original is None:
+        return None
+    records, layout = original
+    targets = _targets(result, _traces(traces))
+    placed: set[tuple[str, str]] = set()
+    for record in records:
+        for resource_spans in _first(record, _SPAN_KEYS) or []:
+            for scope_spans in _first(resource_spans, _SCOPE_KEYS) or []:
+                for raw in scope_spans.get("spans") or []:
+                    trace_id, span_id = otlp_span_key(raw)
+                    key = (trace_id or "", span_id or "")
+                    if key in targets and key not in placed:
+                        _score_raw_span(raw, targets[key], result.judge)
+                        placed.add(key)
+    missing = sorted(set(targets) - placed)
+    if missing:
+        trace_id, span_id = missing[0]
+        raise ValueError(f"span {span_id} of trace {trace_id} is not in the OTLP file given")
+    return records, layout
+
+
 def write_otlp_scores(result: EvalResult, traces: Any, path: str | Path) -> Path:
-    """Write :func:`otlp_export` to ``path`` (UTF-8 JSON); returns the path."""
+    """Write the scored traces to ``path`` (UTF-8 JSON): a copy of the original OTLP JSON in its
+    own layout when ``traces`` is one, else :func:`otlp_export`; returns the path."""
     target = Path(path)
-    text = json.dumps(otlp_export(result, traces), ensure_ascii=False, indent=1)
-    target.write_text(text + "\n", encoding="utf-8")
+    scored = scored_otlp_records(result, traces)
+    if scored is None:
+        text = json.dumps(otlp_export(result, traces), ensure_ascii=False, indent=1) + "\n"
+    else:
+        records, layout = scored
+        if layout == "document":
+            text = json.dumps(records[0], ensure_ascii=False, indent=1) + "\n"
+        elif layout == "array":
+            text = json.dumps(records, ensure_ascii=False, indent=1) + "\n"
+        else:
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    target.write_text(text, encoding="utf-8")
     return target
 
 

@@ -58,6 +58,9 @@ class RubricSession:
     model: str | None = None
     judgements: list[Judgement] = field(default_factory=list)
     current_test: str = ""
+    #: each test's outcome as pytest reported it ("failed", "passed", "xfailed", "skipped"):
+    #: a rubric not met inside ``pytest.raises`` is no failing test, and the summary says so
+    outcomes: dict[str, str] = field(default_factory=dict)
     calls: int = 0
     cached: int = 0
     _judge: Judge | None = None
@@ -77,8 +80,14 @@ class RubricSession:
                     self._judge = get_judge()
             return self._judge
 
+    def record_outcome(self, test: str, outcome: str) -> None:
+        """Note a test's outcome; a failure in any phase (setup, call, teardown) sticks."""
+        if self.outcomes.get(test) != "failed":
+            self.outcomes[test] = outcome
+
     def summary_lines(self) -> list[str]:
-        """The end-of-session summary: per metric, rows judged and failed; then each failure."""
+        """The end-of-session summary: per metric, rows judged and rubrics not met; then each
+        case whose rubric was not met, with whether its test failed (it may have expected it)."""
         if not self.judgements:
             return []
         by_metric: dict[str, list[Judgement]] = {}
@@ -95,10 +104,14 @@ class RubricSession:
             failed = [j for j in rows if not j.passed]
             scores = [j.score for j in rows if j.score is not None]
             mean = f", mean score {sum(scores) / len(scores):.2f}" if scores else ""
-            lines.append(f"  {metric}: {len(rows)} judged, {len(failed)} failed{mean}")
+            lines.append(f"  {metric}: {len(rows)} judged, {len(failed)} rubric not met{mean}")
         for j in self.judgements:
             if not j.passed:
-                lines.append(f"  FAILED {j.test} [{j.metric}, row {j.row}]: {_why(j)}")
+                outcome = self.outcomes.get(j.test, "outcome unknown")
+                lines.append(
+                    f"  rubric not met: {j.test} [{j.metric}, row {j.row}]: {_why(j)}"
+                    f" (test {outcome})"
+                )
         return lines
 
     def close(self) -> None:

@@ -18,9 +18,21 @@ from typing import Any
 
 import pytest
 
-from .assertions import RubricSession, assert_rubric, end_session, start_session
+from .assertions import (
+    RubricSession,
+    assert_rubric,
+    current_session,
+    end_session,
+    start_session,
+)
 
-__all__ = ["pytest_addoption", "pytest_configure", "pytest_unconfigure", "rubric"]
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_runtest_logreport",
+    "pytest_unconfigure",
+    "rubric",
+]
 
 _KEY = pytest.StashKey[RubricSession]()
 
@@ -65,6 +77,22 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     session = item.config.stash.get(_KEY, None)
     if session is not None:
         session.current_test = item.nodeid
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each test's outcome, so the summary can tell a failing test from a rubric not met that
+    the test expected (``pytest.raises``)."""
+    session = current_session()
+    if session is None:
+        return
+    if report.failed:
+        session.record_outcome(report.nodeid, "failed")
+    elif report.when == "call":
+        xfailed = report.skipped and hasattr(report, "wasxfail")
+        outcome = "xfailed" if xfailed else report.outcome
+        session.record_outcome(report.nodeid, outcome)
+    elif report.skipped:
+        session.record_outcome(report.nodeid, "skipped")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

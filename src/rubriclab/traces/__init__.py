@@ -35,12 +35,15 @@ from ._cases import (
     trace_io,
 )
 from ._conversations import SESSION_KEYS, trace_conversation, trace_conversations
+from ._formats import otlp_span_key
 from ._load import TraceFormat, example_trace, load_traces
 from ._model import ContentPart, Message, Span, SpanEvent, SpanStatus, TokenUsage, ToolCall
-from ._rows import TREE_KEYS, trace_tree
+from ._rows import EVALUATION_EVENT, TREE_KEYS, span_evaluations, trace_tree
+from ._sources import read_trace_path
 from ._tree import Trace
 
 __all__ = [
+    "EVALUATION_EVENT",
     "PARTITIONS",
     "SESSION_KEYS",
     "SPAN_KINDS",
@@ -63,6 +66,9 @@ __all__ = [
     "example_trace",
     "is_traces",
     "load_traces",
+    "otlp_span_key",
+    "read_trace_path",
+    "span_evaluations",
     "span_io",
     "trace_cases",
     "trace_conversation",

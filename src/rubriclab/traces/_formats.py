@@ -150,6 +150,18 @@ def _otlp_id(value: Any, size: int, field: str) -> str | None:
     return None if set(hex_id) == {"0"} else hex_id
 
 
+def otlp_span_key(raw: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The (trace id, span id) of one raw OTLP JSON span, as lowercase hex (either key style,
+    hex or protobuf-JSON base64): how a span in a file is matched to the span loaded from it."""
+    try:
+        return (
+            _otlp_id(_get(raw, "traceId", "trace_id"), 16, "traceId"),
+            _otlp_id(_get(raw, "spanId", "span_id"), 8, "spanId"),
+        )
+    except ValueError:
+        return None, None
+
+
 def _event_time(raw: Mapping[str, Any]) -> datetime | None:
     value = _get(raw, "timeUnixNano", "time_unix_nano")
     if value in (None, "", 0, "0"):

@@ -335,7 +335,7 @@ def case_payload(
         "fields": fields,
         "images": images,
         "conversation": conversation,
-        "trace": _trace_payload(row),
+        "trace": _trace_payload(row, _span_scores(source, row)),
         "metrics": [metric_payload(source, row, m) for m in (metrics or source.metrics)],
     }
 
@@ -378,24 +378,119 @@ def _conversation_payload(row: pd.Series) -> dict[str, Any] | None:
     return {"messages": shown, "omitted": max(0, len(messages) - MAX_MESSAGES)}
 
 
-def _trace_payload(row: pd.Series) -> dict[str, Any] | None:
-    """The trace the row came from, as a tree with the judged span marked (trace results)."""
+def _score_of(row: pd.Series, metric: str) -> dict[str, Any] | None:
+    """One metric's outcome on one result row, as a span's score chip shows it."""
+
+    def get(field: str) -> Any:
+        key = col(metric, field)
+        value = row[key] if key in row.index else None
+        return None if is_missing(value) else value
+
+    score, error = get("score"), get("error")
+    if score is None and error is None and get("verdict") is None:
+        return None
+    passed = get("passed")
+    number = score if isinstance(score, int | float) and not isinstance(score, bool) else None
+    return {
+        "metric": text_of(metric, 80),
+        "score": float(number) if number is not None and math.isfinite(number) else None,
+        "label": text_of(get("verdict"), 120),
+        "passed": bool(passed) if isinstance(passed, bool | int) else None,
+        "explanation": text_of(get("rationale"), 2000),
+        "error": text_of(error, 500),
+    }
+
+
+def _span_scores(source: Source, row: pd.Series) -> dict[str, list[dict[str, Any]]]:
+    """The result's scores on the spans of this row's trace: every span row of the same trace
+    (``partition="span"``), or this row's scores on the root (``partition="trace"``)."""
+    table = source.table
+    if "trace_id" not in row.index or is_missing(row["trace_id"]):
+        return {}
+    tree = row["trace_tree"] if "trace_tree" in row.index else None
+    roots = [
+        s
+        for s in (tree if isinstance(tree, list | tuple) else [])
+        if isinstance(s, Mapping) and is_missing(s.get("parent_id"))
+    ]
+    root = str(roots[0].get("span_id")) if roots else None
+    pairs = []
+    for _, judged in table[table["trace_id"] == row["trace_id"]].iterrows():
+        span = judged["span_id"] if "span_id" in judged.index else None
+        target = root if is_missing(span) else str(span)  # a trace row: onto its root
+        if target is not None:
+            pairs.append((target, judged))
+    out: dict[str, list[dict[str, Any]]] = {}
+    for span_id, judged in pairs:
+        for m in source.metrics:
+            score = _score_of(judged, m.name)
+            if score is not None:
+                out.setdefault(span_id, []).append(score)
+    return out
+
+
+def _passed_from_label(label: str | None) -> bool | None:
+    """A written verdict read back: "pass", "fail", "fail (score below pass mark)"."""
+    word = (label or "").strip().lower().split(" ", 1)[0]
+    return True if word == "pass" else False if word == "fail" else None
+
+
+def _event_scores(span: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Scores a span carried in from its trace file (``gen_ai.evaluation.result`` events)."""
+    out = []
+    raw: Any = span.get("evaluations")
+    if hasattr(raw, "tolist"):  # a numpy array, after a Parquet round trip
+        raw = raw.tolist()
+    items: list[Any] = list(raw) if isinstance(raw, list | tuple) else []
+    for e in items:
+        if not isinstance(e, Mapping):
+            continue
+        label = text_of(e.get("label"), 120)
+        score = e.get("score")
+        number = score if isinstance(score, int | float) and not isinstance(score, bool) else None
+        out.append(
+            {
+                "metric": text_of(e.get("metric"), 80),
+                "score": float(number) if number is not None and math.isfinite(number) else None,
+                "label": label,
+                "passed": _passed_from_label(label),
+                "explanation": text_of(e.get("explanation"), 2000),
+                "error": text_of(e.get("error"), 500),
+                "from_trace": True,
+            }
+        )
+    return out
+
+
+def _trace_payload(
+    row: pd.Series, scores: Mapping[str, list[dict[str, Any]]] | None = None
+) -> dict[str, Any] | None:
+    """The trace the row came from, as a tree with the judged span marked (trace results),
+    each span with the scores it got: this result's, then any its trace file carried for
+    other metrics."""
     tree = row["trace_tree"] if "trace_tree" in row.index else None
     if not isinstance(tree, list | tuple) or not tree:
         return None
     judged = row["span_id"] if "span_id" in row.index else None
-    spans = [
-        {
-            "span_id": text_of(span.get("span_id"), 80),
-            "name": text_of(span.get("name"), 200),
-            "kind": text_of(span.get("kind"), 40),
-            "status": text_of(span.get("status"), 40),
-            "duration_ms": to_plain(span.get("duration_ms"), str),
-            "depth": to_plain(span.get("depth"), str),
-        }
-        for span in tree[:MAX_TRACE_SPANS]
-        if isinstance(span, Mapping)
-    ]
+    spans = []
+    for span in tree[:MAX_TRACE_SPANS]:
+        if not isinstance(span, Mapping):
+            continue
+        span_id = text_of(span.get("span_id"), 80)
+        own = list((scores or {}).get(str(span.get("span_id")), []))
+        mine = {s["metric"] for s in own}
+        own.extend(s for s in _event_scores(span) if s["metric"] not in mine)
+        spans.append(
+            {
+                "span_id": span_id,
+                "name": text_of(span.get("name"), 200),
+                "kind": text_of(span.get("kind"), 40),
+                "status": text_of(span.get("status"), 40),
+                "duration_ms": to_plain(span.get("duration_ms"), str),
+                "depth": to_plain(span.get("depth"), str),
+                "scores": own,
+            }
+        )
     return {
         "spans": spans,
         "highlight": None if is_missing(judged) else text_of(judged, 80),

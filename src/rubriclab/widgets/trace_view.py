@@ -1,5 +1,6 @@
 """A trace's tree (the ``trace_tree`` rows of :func:`rubriclab.traces.trace_tree`) as static,
-escaped HTML, with the judged span marked.
+escaped HTML, with the judged span marked and each span's scores under it (metric, score or
+label, pass/fail, the explanation folded in a ``<details>``).
 
 It works anywhere static HTML does (GitHub, nbviewer, exported reports); every name and status
 from the trace is escaped, because span names and messages come from the agent and are
@@ -13,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["trace_tree_html"]
+__all__ = ["score_text", "trace_tree_html"]
 
 _MAX_INDENT = 32  # deeper spans are drawn at this depth (the depth number is still shown)
 
@@ -34,6 +35,47 @@ def _depth(value: Any) -> int:
 
 def _text(value: Any) -> str:
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+def score_text(score: Mapping[str, Any]) -> str:
+    """One score on a span in words: ``metric 0.80 pass``, ``metric error: ...``."""
+    bits = [str(score.get("metric") or "")]
+    value = score.get("score")
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        bits.append(f"{value:.2f}")
+    label = score.get("label")
+    passed = score.get("passed")
+    if isinstance(passed, bool):
+        bits.append("pass" if passed else "fail")
+    elif label:
+        bits.append(str(label))
+    if score.get("error"):
+        bits.append(f"error: {score['error']}")
+    return " ".join(b for b in bits if b)
+
+
+def _scores_html(scores: Any, depth: int) -> str:
+    if not isinstance(scores, list | tuple) or not scores:
+        return ""
+    out = []
+    for score in scores:
+        if not isinstance(score, Mapping):
+            continue
+        passed = score.get("passed")
+        colour = "#2b8a3e" if passed is True else "#c92a2a" if passed is False else "#495057"
+        why = score.get("explanation") or score.get("error")
+        head = f'<span style="color:{colour};font-weight:600">{_text(score_text(score))}</span>'
+        body = (
+            f"<details><summary>{head}</summary>"
+            f'<div style="white-space:pre-wrap;opacity:.8">{_text(why)}</div></details>'
+            if why
+            else head
+        )
+        out.append(
+            f'<li class="rl-span-score" style="padding-left:{1.25 * depth + 1.5:.2f}em;'
+            f'font-size:.9em">{body}</li>'
+        )
+    return "".join(out)
 
 
 def trace_tree_html(tree: Sequence[Mapping[str, Any]] | None, highlight: str | None = None) -> str:
@@ -72,6 +114,7 @@ def trace_tree_html(tree: Sequence[Mapping[str, Any]] | None, highlight: str | N
             f"{' · ' + _duration(row.get('duration_ms')) if _duration(row.get('duration_ms')) else ''}"
             f"</span>{marker}</li>"
         )
+        items.append(_scores_html(row.get("scores"), _depth(row.get("depth"))))
     note = ""
     if highlight is not None and not found:
         note = (

@@ -43,6 +43,20 @@ def _level_text(c: Mapping[str, Any] | None) -> str:
     return " ".join(p for p in (head, str(label) if label else "") if p) or "—"
 
 
+def _criterion_text(c: Mapping[str, Any]) -> list[str]:
+    """One criterion: its verdict, then what it asked or claimed (a RAG claim's own text) and
+    the judge's evidence quote, so the plain text says *which* claim failed, not only its
+    number."""
+    lines = [f"  - {c.get('name')}: {_level_text(c)}"]
+    question = c.get("question")
+    if question and question != c.get("name"):
+        lines.append(f"      {preview(str(question), 200)}")
+    evidence = c.get("evidence")
+    if evidence:
+        lines.append(f'      evidence: "{preview(str(evidence), 200)}"')
+    return lines
+
+
 def metric_text(m: Mapping[str, Any]) -> list[str]:
     lines = [
         f"{m['name']} ({m['kind']}): score {fmt_score(m.get('score'), str(m['kind']))}"
@@ -59,7 +73,7 @@ def metric_text(m: Mapping[str, Any]) -> list[str]:
             lines.append(f"  - {r['name']}: {r.get('winner') or '—'}")
     else:
         for c in m.get("criteria") or []:
-            lines.append(f"  - {c.get('name')}: {_level_text(c)}")
+            lines.extend(_criterion_text(c))
     if m.get("rationale"):
         lines.append(f"  rationale: {preview(str(m['rationale']), 300)}")
     return lines
