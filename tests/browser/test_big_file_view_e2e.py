@@ -1,6 +1,6 @@
 """A 120,000-row result file shown in a real JupyterLab pages from the file: rows appear,
-the last row is reached, sorting by score works, sorting by text says it needs the table,
-and the table is never loaded. Screenshot: tests/browser/artifacts/result_table_big_file.png."""
+the last row is reached, sorting by score works, sorting by text and search are disabled
+saying they need the table, and the table is never loaded. Screenshot: tests/browser/artifacts/result_table_big_file.png."""
 
 from __future__ import annotations
 
@@ -43,11 +43,24 @@ def test_a_big_file_pages_in_the_browser(lab: Lab, browser: Any) -> None:
                        return r && r.textContent.includes('100.0'); }"""
         )
         output_of(page, 1).screenshot(path=str(ARTIFACTS / "result_table_big_file.png"))
-        table.locator('.rl-th[data-key="prompt"]').click()
-        status = table.locator(".rl-status.rl-bad")
-        status.wait_for()
-        assert "sorting by 'prompt' needs the whole table" in status.inner_text()
-        assert "result.table loads it" in status.inner_text()
+        # what the file refuses is disabled beforehand, its reason as the tooltip and a line
+        prompt = table.locator('.rl-th[data-key="prompt"]')
+        assert "rl-sort-refused" in (prompt.get_attribute("class") or "")
+        assert "sorting by 'prompt' needs the whole table" in (prompt.get_attribute("title") or "")
+        prompt.click()  # does nothing: never asked, never "loading…"
+        assert table.locator(".rl-status.rl-bad").count() == 0
+        assert table.locator(".rl-count").inner_text() == "120,000 rows"
+        assert table.locator('input[type="search"]').is_disabled()
+        assert table.locator(".rl-export-csv").is_disabled()
+        assert "result.table loads it" in (
+            table.locator(".rl-export-csv").get_attribute("title") or ""
+        )
+        assert (
+            table.locator(".rl-file-note")
+            .inner_text()
+            .startswith("Read from big.parquet, a file of 120,000 rows")
+        )
+        assert not table.locator(".rl-errors-only").is_disabled()  # scores' columns are small
         output_of(page, 1).screenshot(path=str(ARTIFACTS / "result_table_big_file_sort_text.png"))
     finally:
         context.close()
