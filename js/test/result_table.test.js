@@ -163,7 +163,10 @@ describe("ResultTable", () => {
     el.querySelector('.rl-th[data-key="prompt"]').click();
     await tick();
     await tick();
-    expect(el.querySelector(".rl-status").textContent).toContain("no column 'x'");
+    await frame();
+    // the first page failed: said once, where the rows go (not also in the status line)
+    expect(el.querySelector(".rl-refusal[role=alert]").textContent).toContain("no column 'x'");
+    expect(el.querySelector(".rl-status").textContent).toBe("");
     expect(el.querySelector(".rl-retry")).not.toBeNull();
   });
 
@@ -288,10 +291,15 @@ describe("ResultTable over a big result file", () => {
     await tick();
     await frame();
     const refusal = el.querySelector(".rl-refusal[role=alert]");
-    expect(refusal.textContent).toBe(`Rows not shown: ${REFUSALS.sort.prompt}`);
+    expect(refusal.textContent).toBe(`Rows not shown: ${REFUSALS.sort.prompt} Retry`);
     expect(el.querySelector(".rl-count").textContent).toBe("rows not shown");
-    expect(el.querySelector(".rl-status.rl-bad").textContent).toContain("sorting by 'prompt' needs the whole table");
+    expect(el.querySelectorAll(".rl-refusal").length).toBe(2); // the rows' area and the charts
+    expect(el.textContent).not.toContain("Could not load rows"); // said once
     expect(el.textContent).not.toContain("loading…");
+    refusal.querySelector(".rl-retry").click(); // asked again, refused again: still said
+    await tick();
+    await frame();
+    expect(el.querySelector(".rl-refusal[role=alert]").textContent).toContain(REFUSALS.sort.prompt);
     cleanup();
   });
 });

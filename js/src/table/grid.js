@@ -81,9 +81,9 @@ export function createGrid(ctx, { onLoaded }) {
       pageSize: Number(model.get("page_size") || 200),
       onUpdate: () => schedule(),
       onError: (err) => {
-        // nothing shown yet: the rows' area says why instead of waiting forever
+        // nothing shown yet: the rows' area says why (once) instead of waiting forever
         if (cache.total == null) failure = err.message;
-        setStatus(`Could not load rows: ${err.message}`, true, () => refresh(false));
+        else setStatus(`Could not load rows: ${err.message}`, true, () => refresh(false));
         schedule();
       },
     },
@@ -105,7 +105,8 @@ export function createGrid(ctx, { onLoaded }) {
   /** The rows' area: the configured height, or less when few rows match (no empty box). */
   const bodyHeight = () => {
     const max = Number(model.get("height") || 420) - HEAD_HEIGHT;
-    return cache.total == null ? max : Math.min(max, Math.max(cache.total, 3) * rowHeight() + 2);
+    if (cache.total == null) return failure ? Math.min(max, 3 * rowHeight() + 2) : max;
+    return Math.min(max, Math.max(cache.total, 3) * rowHeight() + 2);
   };
   viewport.style.height = `${bodyHeight() + HEAD_HEIGHT}px`;
 
@@ -219,7 +220,7 @@ export function createGrid(ctx, { onLoaded }) {
     if (cache.total === 0) {
       rows.append(h("div", { class: "rl-empty" }, "No rows match these filters."));
     } else if (cache.total == null && failure) {
-      rows.append(h("div", { class: "rl-empty rl-refusal", role: "alert" }, `Rows not shown: ${failure}`));
+      rows.append(h("div", { class: "rl-empty rl-refusal", role: "alert" }, `Rows not shown: ${failure} `, h("button", { class: "rl-retry", onclick: () => refresh(false) }, "Retry")));
     }
     for (let i = range.first; i < (failure && cache.total == null ? range.first : range.last); i++) {
       const row = cache.row(i);
