@@ -510,3 +510,32 @@ def test_applying_every_kept_change_in_the_editor_gives_the_aligned_rubric(
     assert [p["status"] for p in editor.proposals] == ["applied"] * len(al.kept)
     assert editor.rubric.criteria == al.metric.rubric.criteria
     assert editor.rubric.pass_mark == al.metric.rubric.pass_mark
+
+
+def test_kappa_gain_intervals_stay_in_the_feasible_range() -> None:
+    """A percentile bootstrap over recomputed kappas: every interval end lies in [-2, 2], and
+    an upper end above 1 - k0 (the measured baseline) only where a resampled baseline fell
+    that far (the after judge agreeing on every item: its kappa is 1 in every resample, so the
+    upper end is 1 minus the baseline's own lower percentile). Not a normal approximation: the
+    interval is not symmetric about the gain when the baseline's spread is skewed."""
+    from rubriclab.alignment.measure import figures, gain
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.integers(8, 40))
+        rows = list(range(n))
+        people = {r: {"a": int(rng.integers(0, 2)), "b": int(rng.integers(0, 3))} for r in rows}
+        anti = {r: {"a": 1 - people[r]["a"], "b": (people[r]["b"] + 1) % 3} for r in rows}
+        guess = {r: {"a": int(rng.integers(0, 2)), "b": int(rng.integers(0, 3))} for r in rows}
+        perfect = {r: dict(people[r]) for r in rows}
+        for before, after in ((anti, perfect), (perfect, anti), (guess, perfect)):
+            g = gain(people, before, after, rows, n_boot=500, seed=trial)
+            lo, hi = g.kappa_interval
+            assert -2 - 1e-9 <= lo <= g.kappa + 1e-9 <= hi + 2e-9 <= 2 + 3e-9
+            for c in g.per_criterion.values():
+                assert -2 - 1e-9 <= c["low"] <= c["high"] <= 2 + 1e-9
+            if after is perfect:
+                k0 = figures(people, before, rows).kappa
+                # the upper end is 1 - (a resampled baseline), so never above 1 - (lowest
+                # baseline kappa a resample can have), which is -1
+                assert hi <= 1 - (-1) + 1e-9 and g.kappa == pytest.approx(1 - k0)

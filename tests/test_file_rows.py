@@ -142,9 +142,45 @@ def test_what_needs_the_whole_table_says_so(files: dict[str, Path]) -> None:
     with pytest.raises(QueryError, match="exporting the rows needs the whole table"):
         view.export("csv")
     jsonl = open_result(files["jsonl"])
-    with pytest.raises(QueryError, match=r"sorting or filtering needs the whole table .*\.parquet"):
+    with pytest.raises(QueryError, match=r"sorting by 'support/score' needs the whole .*\.parquet"):
         ResultTable(jsonl).page(0, 50, {"sort": {"key": "support/score"}})
     assert not parquet.loaded and not jsonl.loaded
+
+
+def test_the_view_says_beforehand_what_a_big_file_refuses(files: dict[str, Path]) -> None:
+    """The browser disables what the kernel would refuse, with the refusal's own words: the
+    reasons come from the check every page request goes through (each is tried here)."""
+    parquet = ResultTable(open_result(files["chunked"]))
+    refused = parquet.refusals
+    assert set(refused["sort"]) == {"id", "prompt", "response", "support/criteria"}
+    assert refused["sort"]["prompt"] == (
+        "sorting by 'prompt' needs the whole table (200,000 rows in chunked.parquet): "
+        "result.table loads it"
+    )
+    assert set(refused["filters"]) == {"search", "criterion", "disagree"}
+    assert "exporting the rows needs the whole table" in refused["export"]
+    assert "charts" not in refused
+    assert refused["note"].startswith("Read from chunked.parquet, a file of 200,000 rows")
+    for key, reason in refused["sort"].items():
+        with pytest.raises(QueryError) as err:
+            parquet.page(0, 10, {"sort": {"key": key}})
+        assert str(err.value) == reason
+    for key in ("__index__", "support/score", "support/passed", "support/error"):
+        assert len(parquet.page(0, 10, {"sort": {"key": key, "desc": True}})["rows"]) == 10
+    jsonl = ResultTable(open_result(files["jsonl"])).refusals
+    assert set(jsonl["sort"]) == set(big_table(3).columns)  # only the row number sorts
+    assert set(jsonl["filters"]) == {
+        "search",
+        "score",
+        "status",
+        "errors_only",
+        "swap",
+        "criterion",
+        "disagree",
+    }
+    assert "drawing charts needs the whole table" in jsonl["charts"]
+    small = EvalResult(big_table(50), [MetricInfo("support", "pointwise", SUPPORT)], judge="j")
+    assert ResultTable(small).refusals == {}
 
 
 def test_a_selected_row_is_read_from_the_file(files: dict[str, Path]) -> None:

@@ -411,3 +411,19 @@ def test_a_host_that_never_accepts_is_a_connect_timeout_not_the_whole_deadline(
     assert reply.error is not None and reply.error.type == "timeout"
     assert "could not connect to http://127.0.0.1" in reply.error.message
     assert "within 0.3s" in reply.error.message
+
+
+def test_calls_made_counts_the_endpoints_answers_not_the_caches(
+    fake_judge: FakeJudgeServer,
+) -> None:
+    """What a run's progress reads while it goes: fresh calls only (a cache hit and a repeat
+    within the run are not calls), failed calls too (they cost a request)."""
+    judge = http_judge(fake_judge, cache=None, max_retries=0)
+    assert judge.calls_made == 0
+    judge.map(["a", "b", "c", "a"], progress=False)  # the second "a" repeats the first
+    assert judge.calls_made == 3 == fake_judge.calls
+    judge.map(["a", "b", "c"], progress=False)  # all from the cache
+    assert judge.calls_made == 3
+    fake_judge.responder = lambda body: ServerReply(status=500)
+    replies = judge.map(["d"], progress=False)
+    assert not replies[0].ok and judge.calls_made == 4

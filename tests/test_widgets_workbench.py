@@ -218,3 +218,54 @@ def test_a_shared_rubric_edit_fills_the_result_rows_while_the_run_goes(
     assert [r["metrics"][0]["score"] for r in wb.rows] == [float(v) for v in t["notes/score"]]
     # the first row shown while the run went is the one the version holds
     assert {k: v for k, v in first.items() if k != "state"} == wb.rows[0]
+
+
+def test_the_progress_line_counts_calls_as_they_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server holds the run's second call (one call at a time); while it is held, the
+    progress trait must already count the first call (it read 0 until the run ended: the
+    counter asked the judge for a ``stats`` it does not have). Waits for state, never time."""
+    release = threading.Event()
+    held = threading.Event()
+    gate = {"on": False, "answered": 0}
+
+    def slowed(body: dict[str, Any]) -> Any:
+        if gate["on"]:
+            gate["answered"] += 1
+            if gate["answered"] == 2:
+                held.set()
+                release.wait(30)
+        return realistic(body)
+
+    comms = record_comms(monkeypatch)
+    with FakeJudgeServer(slowed) as server:
+        judge = rl.Judge(server.url, model="m", max_retries=0, max_concurrency=1)
+        wb = rl.Workbench(_cases(), [_shared()], judge=judge)
+        comm = comms[-1]
+        _ask(comm, "rejudge")  # v1: 4 calls before the run watched here
+        assert wb.versions[-1].calls == 4
+        wb.value = _edited()
+        server.reset()
+        gate["on"] = True
+        seen: list[dict[str, Any]] = []
+        wb.observe(lambda change: seen.append(dict(change["new"])), names="progress")
+
+        async def scenario() -> None:
+            assert _ask(comm, "rejudge")["started"] is True
+            for _ in range(3000):  # bounded: the state below, or fail
+                if held.is_set() and wb.progress.get("calls") == 1:
+                    break
+                await asyncio.sleep(0.01)
+            assert wb.running and held.is_set()
+            assert wb.progress == {"done": 1, "total": 4, "calls": 1}
+            release.set()
+            while wb.running:
+                await asyncio.sleep(0.01)
+
+        try:
+            asyncio.run(scenario())
+        finally:
+            release.set()
+    assert wb.versions[-1].calls == 4 == server.calls
+    counts = [p["calls"] for p in seen]
+    assert counts == sorted(counts) and counts[-1] == 4  # never back, ends at the version's
+    assert all(p["calls"] >= p["done"] for p in seen)  # one call a row here

@@ -51,7 +51,7 @@ function render({ model, el }) {
   const summary = h("div", { class: "rl-summary" });
   const banner = h("div");
   const titleEl = h("div");
-  root.append(banner, titleEl, progress, summary, filters.charts, filters.el, grid.el, status, detail.el);
+  root.append(banner, titleEl, progress, summary, filters.charts, filters.el, filters.note, grid.el, status, detail.el);
 
   function drawSummary() {
     clear(banner);
@@ -89,7 +89,7 @@ function render({ model, el }) {
   detail.draw();
 
   const offSummary = listen(model, ["summary", "is_mock", "judge", "title"], drawSummary);
-  const offCols = listen(model, ["visible", "columns"], () => {
+  const offCols = listen(model, ["visible", "columns", "refusals"], () => {
     filters.draw();
     grid.drawHead();
     grid.refresh(false);

@@ -163,7 +163,10 @@ describe("ResultTable", () => {
     el.querySelector('.rl-th[data-key="prompt"]').click();
     await tick();
     await tick();
-    expect(el.querySelector(".rl-status").textContent).toContain("no column 'x'");
+    await frame();
+    // the first page failed: said once, where the rows go (not also in the status line)
+    expect(el.querySelector(".rl-refusal[role=alert]").textContent).toContain("no column 'x'");
+    expect(el.querySelector(".rl-status").textContent).toBe("");
     expect(el.querySelector(".rl-retry")).not.toBeNull();
   });
 
@@ -199,6 +202,104 @@ describe("ResultTable score filter", () => {
     sel.dispatchEvent(new Event("change"));
     await tick();
     expect(el.querySelector(".rl-min").getAttribute("step")).toBe("1");
+    cleanup();
+  });
+});
+
+describe("ResultTable over a big result file", () => {
+  const WHOLE = (what) => `${what} needs the whole table (100,000 rows in big.jsonl): result.table loads it; or save the result as .parquet`;
+  const REFUSALS = {
+    sort: { prompt: WHOLE("sorting by 'prompt'"), "support/score": WHOLE("sorting by 'support/score'") },
+    filters: { search: WHOLE("searching the text"), score: WHOLE("filtering"), status: WHOLE("filtering"), errors_only: WHOLE("filtering") },
+    export: WHOLE("exporting the rows"),
+    charts: WHOLE("drawing charts"),
+    note: "Read from big.jsonl, a file of 100,000 rows, page by page: sorting, filtering and charts need the whole table",
+  };
+
+  /** A kernel that refuses, as FileQuery does, any sort but the row number. */
+  function fileKernel(model) {
+    const requests = kernel(model);
+    const answer = model.onSend;
+    model.onSend = (msg, m) => {
+      if (msg.type === "rl:request" && msg.op === "page" && msg.query.sort && msg.query.sort.key !== "__index__") {
+        requests.push(msg);
+        return queueMicrotask(() => model.reply({ type: "rl:reply", id: msg.id, error: REFUSALS.sort[msg.query.sort.key] }));
+      }
+      return answer(msg, m);
+    };
+    return requests;
+  }
+
+  async function mount(extra) {
+    document.body.replaceChildren();
+    const el = document.createElement("div");
+    document.body.append(el);
+    const model = makeModel({ refusals: REFUSALS, ...extra });
+    const requests = fileKernel(model);
+    const cleanup = view.render({ model, el });
+    await tick();
+    await frame();
+    return { el, model, requests, cleanup };
+  }
+
+  it("disables the sorts and filters the file refuses, each saying why, and says it once in a line", async () => {
+    const { el, requests, cleanup } = await mount();
+    const prompt = el.querySelector('.rl-th[data-key="prompt"]');
+    expect(prompt.classList.contains("rl-sortable")).toBe(false);
+    expect(prompt.title).toBe(`prompt: ${REFUSALS.sort.prompt}`);
+    const asked = requests.length;
+    prompt.click();
+    await tick();
+    expect(requests.length).toBe(asked); // never asked: it would only be refused
+    expect(el.querySelector('.rl-th[data-key="__index__"]').classList.contains("rl-sortable")).toBe(true);
+    const search = el.querySelector('input[type="search"]');
+    expect(search.disabled).toBe(true);
+    expect(search.title).toContain("searching the text needs the whole table");
+    expect(el.querySelector(".rl-min").disabled).toBe(true);
+    expect(el.querySelector(".rl-status-filter").disabled).toBe(true);
+    const errorsOnly = el.querySelector(".rl-errors-only");
+    expect(errorsOnly.disabled).toBe(true);
+    expect(errorsOnly.parentElement.title).toBe(WHOLE("filtering"));
+    for (const b of el.querySelectorAll(".rl-export button")) {
+      expect(b.disabled).toBe(true);
+      expect(b.title).toBe(REFUSALS.export);
+    }
+    expect(el.querySelector(".rl-file-note").textContent).toBe(REFUSALS.note);
+    expect(el.querySelector(".rl-charts").textContent).toContain("charts not available: drawing charts needs the whole table");
+    expect(requests.some((r) => r.op === "charts")).toBe(false);
+    expect(el.querySelector(".rl-count").textContent).toBe("100,000 rows");
+    cleanup();
+  });
+
+  it("a table in memory refuses nothing: no line, every sort and filter enabled", async () => {
+    const { el, cleanup } = await mount({ refusals: {} });
+    expect(el.querySelector('.rl-th[data-key="prompt"]').classList.contains("rl-sortable")).toBe(true);
+    expect(el.querySelector('input[type="search"]').disabled).toBe(false);
+    expect(el.querySelector(".rl-errors-only").disabled).toBe(false);
+    expect(el.querySelector(".rl-file-note").textContent).toBe("");
+    cleanup();
+  });
+
+  it("shows a refused page's reason where the rows go, never an endless 'loading…'", async () => {
+    // a sort chosen on the table in memory, then the view switched to the big file (a run's
+    // final result): the kernel refuses the page
+    const { el, model, cleanup } = await mount({ refusals: {} });
+    el.querySelector('.rl-th[data-key="prompt"]').click();
+    await tick();
+    await frame();
+    model.set("refusals", REFUSALS);
+    await tick();
+    await frame();
+    const refusal = el.querySelector(".rl-refusal[role=alert]");
+    expect(refusal.textContent).toBe(`Rows not shown: ${REFUSALS.sort.prompt} Retry`);
+    expect(el.querySelector(".rl-count").textContent).toBe("rows not shown");
+    expect(el.querySelectorAll(".rl-refusal").length).toBe(2); // the rows' area and the charts
+    expect(el.textContent).not.toContain("Could not load rows"); // said once
+    expect(el.textContent).not.toContain("loading…");
+    refusal.querySelector(".rl-retry").click(); // asked again, refused again: still said
+    await tick();
+    await frame();
+    expect(el.querySelector(".rl-refusal[role=alert]").textContent).toContain(REFUSALS.sort.prompt);
     cleanup();
   });
 });

@@ -17,10 +17,20 @@ export const STATUS_GROUPS = {
  * @param {string} cls @param {string} label @param {boolean} checked
  * @param {(on: boolean) => void} onChange @param {string} [title]
  */
-function checkbox(cls, label, checked, onChange, title = "") {
-  const box = h("input", { type: "checkbox", class: cls, checked });
+function checkbox(cls, label, checked, onChange, title = "", refused = "") {
+  const box = h("input", { type: "checkbox", class: cls, checked, disabled: Boolean(refused) });
   box.addEventListener("change", () => onChange(box.checked));
-  return h("label", { title }, box, label);
+  return h("label", { title: refused || title, class: refused ? "rl-refused" : null }, box, label);
+}
+
+/** A control a big result file refuses: disabled, its reason as its tooltip.
+ * @template {HTMLElement} T @param {T} control @param {string | undefined} reason @returns {T} */
+function refuse(control, reason) {
+  if (!reason) return control;
+  /** @type {any} */ (control).disabled = true;
+  control.title = reason;
+  control.classList.add("rl-refused");
+  return control;
 }
 
 /**
@@ -31,6 +41,12 @@ function checkbox(cls, label, checked, onChange, title = "") {
 export function createFilters(ctx, grid, { afterDraw }) {
   const { model, rpc, state, visibleCols, liveRows, setStatus } = ctx;
   const el = h("div", { class: "rl-toolbar" });
+  /** A big result file's line: what its view refuses, and why. */
+  const note = h("div", { class: "rl-file-note rl-muted rl-small" });
+  /** @returns {{ sort?: Record<string, string>, filters?: Record<string, string>, export?: string, charts?: string, note?: string }} */
+  const refusals = () => model.get("refusals") || {};
+  /** @param {string} name @returns {string | undefined} */
+  const refusedFilter = (name) => (refusals().filters || {})[name];
   const charts = h("div", { class: "rl-charts" });
 
   let chartsKey = "";
@@ -42,6 +58,12 @@ export function createFilters(ctx, grid, { afterDraw }) {
       return;
     }
     const live = liveRows();
+    if (refusals().charts) {
+      chartsKey = "";
+      clear(charts);
+      charts.append(h("div", { class: "rl-muted rl-small rl-refusal" }, `charts not available: ${refusals().charts}`));
+      return;
+    }
     if (live) {
       chartsKey = "";
       clear(charts);
@@ -127,6 +149,8 @@ export function createFilters(ctx, grid, { afterDraw }) {
 
   function draw() {
     clear(el);
+    clear(note);
+    if (refusals().note) note.append(String(refusals().note));
     /** @type {any[]} */
     const metrics = model.get("metrics") || [];
     const search = h("input", { type: "search", placeholder: "Search text…", value: state.search, "aria-label": "search" });
@@ -139,7 +163,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
         grid.refresh(true);
       }, 250);
     });
-    el.append(search);
+    el.append(refuse(search, refusedFilter("search")));
     if (metrics.length > 1) {
       const sel = h("select", { class: "rl-metric-select", "aria-label": "metric" }, h("option", { value: "" }, "any metric"), metrics.map((m) => h("option", { value: m.name, selected: m.name === state.metric }, m.name)));
       sel.addEventListener("change", () => {
@@ -167,6 +191,8 @@ export function createFilters(ctx, grid, { afterDraw }) {
       };
       lo.addEventListener("change", onRange);
       hi.addEventListener("change", onRange);
+      refuse(lo, refusedFilter("score"));
+      refuse(hi, refusedFilter("score"));
       el.append(h("label", { title: pairwise ? "pairwise scores: +100% candidate much better … -100% baseline much better" : "scores on 0-100%" }, pairwise ? "preference" : "score", lo, "–", hi, "%"));
     } else {
       state.scoreMin = null;
@@ -184,7 +210,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
         state.status = ssel.value;
         grid.refresh(true);
       });
-      el.append(ssel);
+      el.append(refuse(ssel, refusedFilter("status")));
     }
     // one criterion's result: "accuracy: level 1", "deadline: NO"
     const crits = model.get("criteria") || {};
@@ -213,11 +239,11 @@ export function createFilters(ctx, grid, { afterDraw }) {
         state.criterion = pick ? { name: String(pick[0]), value: String(pick[1]) } : null;
         grid.refresh(true);
       });
-      el.append(csel);
+      el.append(refuse(csel, refusedFilter("criterion")));
     }
-    el.append(checkbox("rl-errors-only", "errors only", state.errorsOnly, (on) => ((state.errorsOnly = on), grid.refresh(true))));
-    if (model.get("labelling")) el.append(checkbox("rl-disagree-only", "judge and person disagree", state.disagree, (on) => ((state.disagree = on), grid.refresh(true)), "rows where someone's label differs from the judge's answer"));
-    if (metrics.some((m) => m.kind === "pairwise")) el.append(checkbox("rl-swap-only", "orders disagree", state.swapOnly, (on) => ((state.swapOnly = on), grid.refresh(true))));
+    el.append(checkbox("rl-errors-only", "errors only", state.errorsOnly, (on) => ((state.errorsOnly = on), grid.refresh(true)), "", refusedFilter("errors_only")));
+    if (model.get("labelling")) el.append(checkbox("rl-disagree-only", "judge and person disagree", state.disagree, (on) => ((state.disagree = on), grid.refresh(true)), "rows where someone's label differs from the judge's answer", refusedFilter("disagree")));
+    if (metrics.some((m) => m.kind === "pairwise")) el.append(checkbox("rl-swap-only", "orders disagree", state.swapOnly, (on) => ((state.swapOnly = on), grid.refresh(true)), "", refusedFilter("swap")));
     el.append(
       checkbox(
         "rl-wrap",
@@ -260,6 +286,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
       h("button", { class: "rl-export-csv", title: "download the rows shown (filters and sort applied) as CSV, with every field of the result, hidden columns too", onclick: () => exportAs("csv") }, "⤓ CSV"),
       h("button", { class: "rl-export-jsonl", title: "download the rows shown (filters and sort applied) as JSON Lines, with every field of the result, hidden columns too", onclick: () => exportAs("jsonl") }, "⤓ JSONL"),
     );
+    for (const b of exportBox.querySelectorAll("button")) refuse(/** @type {HTMLElement} */ (b), refusals().export);
     el.append(wrap, chartsBtn, exportBox, grid.count);
     if (state.chooserOpen) toggleChooser(wrap, true);
     afterDraw();
@@ -267,6 +294,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
 
   return {
     el,
+    note,
     charts,
     draw,
     loadCharts,
@@ -276,7 +304,7 @@ export function createFilters(ctx, grid, { afterDraw }) {
     },
     /** Export works only while the kernel is free (not during a live run). @param {boolean} on */
     setExportEnabled(on) {
-      for (const b of el.querySelectorAll(".rl-export button")) /** @type {HTMLButtonElement} */ (b).disabled = !on;
+      for (const b of el.querySelectorAll(".rl-export button")) /** @type {HTMLButtonElement} */ (b).disabled = !on || Boolean(refusals().export);
     },
   };
 }

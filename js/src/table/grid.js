@@ -80,9 +80,18 @@ export function createGrid(ctx, { onLoaded }) {
     {
       pageSize: Number(model.get("page_size") || 200),
       onUpdate: () => schedule(),
-      onError: (err) => setStatus(`Could not load rows: ${err.message}`, true, () => refresh(false)),
+      onError: (err) => {
+        // nothing shown yet: the rows' area says why (once) instead of waiting forever
+        if (cache.total == null) failure = err.message;
+        else setStatus(`Could not load rows: ${err.message}`, true, () => refresh(false));
+        schedule();
+      },
     },
   );
+
+  /** Why the first page of the current query could not load (a big file's refusal, a dead
+   *  kernel), or null. @type {string | null} */
+  let failure = null;
 
   const head = h("div", { class: "rl-grid-head", style: `height:${HEAD_HEIGHT}px;position:sticky;top:0;z-index:2` });
   const rows = h("div", { class: "rl-rows" });
@@ -96,7 +105,8 @@ export function createGrid(ctx, { onLoaded }) {
   /** The rows' area: the configured height, or less when few rows match (no empty box). */
   const bodyHeight = () => {
     const max = Number(model.get("height") || 420) - HEAD_HEIGHT;
-    return cache.total == null ? max : Math.min(max, Math.max(cache.total, 3) * rowHeight() + 2);
+    if (cache.total == null) return failure ? Math.min(max, 3 * rowHeight() + 2) : max;
+    return Math.min(max, Math.max(cache.total, 3) * rowHeight() + 2);
   };
   viewport.style.height = `${bodyHeight() + HEAD_HEIGHT}px`;
 
@@ -175,16 +185,20 @@ export function createGrid(ctx, { onLoaded }) {
     const cols = visibleCols();
     const width = layout(cols);
     inner.style.width = `${width}px`;
+    /** @type {Record<string, string>} a big file's sorts that need the whole table */
+    const refusedSorts = (model.get("refusals") || {}).sort || {};
     for (const col of cols) {
       const sort = state.sort && state.sort.key === col.key ? state.sort : null;
+      const refused = col.sortable ? refusedSorts[col.key] : undefined;
+      const sortable = col.sortable && !refused;
       const th = h(
         "div",
         {
-          class: `rl-th${col.sortable ? " rl-sortable" : ""}`,
+          class: `rl-th${sortable ? " rl-sortable" : ""}${refused ? " rl-sort-refused" : ""}`,
           style: `width:${colWidth(col)}px`,
-          title: col.sortable ? `${col.label} (click to sort)` : col.label,
+          title: refused ? `${col.label}: ${refused}` : sortable ? `${col.label} (click to sort)` : col.label,
           dataset: { key: col.key },
-          onclick: col.sortable ? () => cycleSort(col.key) : null,
+          onclick: sortable ? () => cycleSort(col.key) : null,
         },
         headLabel(col),
         sort ? h("span", { class: "rl-arrow" }, sort.desc ? "▼" : "▲") : null,
@@ -205,8 +219,10 @@ export function createGrid(ctx, { onLoaded }) {
     clear(rows);
     if (cache.total === 0) {
       rows.append(h("div", { class: "rl-empty" }, "No rows match these filters."));
+    } else if (cache.total == null && failure) {
+      rows.append(h("div", { class: "rl-empty rl-refusal", role: "alert" }, `Rows not shown: ${failure} `, h("button", { class: "rl-retry", onclick: () => refresh(false) }, "Retry")));
     }
-    for (let i = range.first; i < range.last; i++) {
+    for (let i = range.first; i < (failure && cache.total == null ? range.first : range.last); i++) {
       const row = cache.row(i);
       const tr = h("div", { class: `rl-tr${row ? "" : " rl-loading"}${i === state.selectedPos ? " rl-selected" : ""}${state.wrap ? " rl-wrapped" : ""}`, style: `height:${rowHeight()}px`, dataset: { pos: String(i), row: row ? String(row[0]) : "" } });
       cols.forEach((col, j) => {
@@ -219,7 +235,7 @@ export function createGrid(ctx, { onLoaded }) {
     }
     const all = Number(model.get("total") || 0);
     clear(count);
-    count.append(cache.total == null ? "loading…" : cache.total === all ? fmtCount(all, "row") : `${fmtInt(cache.total)} of ${fmtCount(all, "row")}`);
+    count.append(cache.total == null ? (failure ? "rows not shown" : "loading…") : cache.total === all ? fmtCount(all, "row") : `${fmtInt(cache.total)} of ${fmtCount(all, "row")}`);
   }
 
   /** @param {string} key */
@@ -234,6 +250,7 @@ export function createGrid(ctx, { onLoaded }) {
   /** A new query: drop cached pages, go back to the top. @param {boolean} resetScroll */
   function refresh(resetScroll) {
     setStatus("");
+    failure = null;
     cache.reset();
     state.selectedPos = -1;
     if (resetScroll) viewport.scrollTop = 0;

@@ -165,7 +165,16 @@ def gain(
     n_boot: int = 2_000,
 ) -> Gain:
     """Paired gain on ``rows``: kappa (rows resampled together) and exact agreement (the
-    mean per-row difference, through ``comparison.paired_bootstrap``)."""
+    mean per-row difference, through ``comparison.paired_bootstrap``).
+
+    Both intervals are percentile bootstraps, never mean +- z*se and never clipped: each
+    resample recomputes every criterion's kappa before and after from its own confusion table,
+    so each resampled gain lies in [-1 - b*, 1 - b*] for that resample's baseline b*, and the
+    interval can never leave [-2, 2]. Its upper end may pass 1 - k0 for the *measured*
+    baseline k0 (e.g. +0.94 [+0.63, +1.25] when the judge after agrees on every item and k0 is
+    0.06): that end says the baseline on such rows may be below the one measured (resampled
+    baselines reach -0.25), which is feasible; clipping it at 1 - k0 would treat the measured
+    baseline as exact and claim more certainty than the rows give."""
     rows = [r for r in rows if people.get(r)]
     if not rows:
         nan = (math.nan, math.nan)

@@ -468,6 +468,9 @@ class Engine:
         self.local = local
         self.format_level = 2
         self.last_run = RunStats()
+        #: calls answered by the endpoint (not the cache) over this engine's life, counted as
+        #: each one ends: what a run's progress reads while ``last_run`` waits for the end
+        self.calls_made = 0
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
             weakref.WeakKeyDictionary()
         )
@@ -788,6 +791,9 @@ class Engine:
                         counts["to_start"] -= 1
                         spawn()
                     reply = await self.call(state, requests[i], waiting, wire.pop(i, None))
+                    if not reply.cached:
+                        with self._lock:
+                            self.calls_made += 1
                     if cache is not None and reply.error is None and reply.text is not None:
                         cache.put(
                             keys[i],

@@ -203,6 +203,12 @@ class Judge:
         """Calls, cache hits, errors, tokens, cost and wall time of the latest run."""
         return self._engine.last_run
 
+    @property
+    def calls_made(self) -> int:
+        """Calls the endpoint answered (not the cache) since this judge was made, counted as
+        each ends, so a run's progress can read it mid-run (``last_run`` is set at the end)."""
+        return self._engine.calls_made
+
     def describe(self) -> str:
         """One line for logs and result metadata; never contains the key."""
         dialect = self.dialect

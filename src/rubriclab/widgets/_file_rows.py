@@ -237,8 +237,56 @@ class FileQuery:
         filtered = query.score_min is not None or query.score_max is not None
         filtered = filtered or query.verdict is not None or query.status is not None
         filtered = filtered or query.errors_only or query.swap_only
-        if self.rows.format != "parquet" and (filtered or (key not in (None, "__index__"))):
-            raise self.needs_whole("sorting or filtering")
+        if self.rows.format != "parquet" and key not in (None, "__index__"):
+            raise self.needs_whole(f"sorting by {key!r}")
+        if self.rows.format != "parquet" and filtered:
+            raise self.needs_whole("filtering")
+
+    #: the toolbar's filters, each with a query that uses it alone
+    _FILTER_PROBES: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("search", {"search": "x"}),
+        ("score", {"score_min": 0.5}),
+        ("status", {"status": "pass"}),
+        ("errors_only", {"errors_only": True}),
+        ("swap", {"swap_inconsistent_only": True}),
+        ("criterion", {"criterion": {"name": "x", "value": "x"}}),
+        ("disagree", {"disagree": True}),
+    )
+
+    def refusals(self) -> dict[str, Any]:
+        """What this file's view refuses, each with its one-line reason, for the browser to
+        disable beforehand: ``sort`` (column key -> reason), ``filters`` (toolbar filter ->
+        reason), ``export``, ``charts``, and a ``note`` for the reader. The reasons come from
+        the same check the page requests go through, so the two cannot disagree."""
+        sort: dict[str, str] = {}
+        for key in ["__index__", *(str(c) for c in self.sample.table.columns)]:
+            try:
+                self._check(Query({"sort": {"key": key, "desc": False}}, self.sample))
+            except QueryError as err:
+                sort[key] = str(err)
+        filters: dict[str, str] = {}
+        for name, raw in self._FILTER_PROBES:
+            try:
+                self._check(Query(raw, self.sample))
+            except QueryError as err:
+                filters[name] = str(err)
+        out: dict[str, Any] = {
+            "sort": sort,
+            "filters": filters,
+            "export": str(self.needs_whole("exporting the rows")),
+        }
+        if self.rows.format != "parquet":
+            out["charts"] = str(self.needs_whole("drawing charts"))
+        what = ["sorting by text", "searching", "criterion filters", "export"]
+        if self.rows.format != "parquet":
+            what = ["sorting", "filtering", "charts", "export"]
+        out["note"] = (
+            f"Read from {self.rows.path.name}, a file of {format_count(self.total, 'row')}, "
+            f"page by page: {', '.join(what[:-1])} and {what[-1]} need the whole table "
+            "(result.table loads it)"
+            + ("" if self.rows.format == "parquet" else "; save it as .parquet to sort by scores")
+        )
+        return out
 
     def _is_plain(self, query: Query) -> bool:
         """No filter and no sort but by position: the page is a slice of the file."""

@@ -51,6 +51,9 @@ class ResultTable(RubricView):
     live = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     #: the drill-down offers labelling (an EvalResult was shown, not a bare DataFrame)
     labelling = traitlets.Bool(False).tag(sync=True)
+    #: what a view of a big result file refuses before it is asked (see ``FileQuery.refusals``);
+    #: empty for a table in memory
+    refusals = traitlets.Dict().tag(sync=True)
     #: whose labels the drill-down gives (``$RUBRICLAB_REVIEWER`` or the login name by default)
     reviewer = traitlets.Unicode("").tag(sync=True)
 
@@ -98,6 +101,7 @@ class ResultTable(RubricView):
             verdicts=self._query.verdicts(),
             criteria=self._query.criteria_options() if self._file is None else {},
             total=len(source.table) if self._file is None else self._file.total,
+            refusals={} if self._file is None else self._file.refusals(),
             is_mock=source.is_mock,
             judge=source.judge,
             title=title or "",
@@ -135,6 +139,7 @@ class ResultTable(RubricView):
             self.verdicts = self._query.verdicts()
             self.criteria = self._query.criteria_options() if self._file is None else {}
             self.labelling = self._result is not None
+            self.refusals = {} if self._file is None else self._file.refusals()
             self.is_mock = source.is_mock
             self.judge = source.judge
             self.progress = dict(progress) if progress else None  # type: ignore[assignment]

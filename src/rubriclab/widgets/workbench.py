@@ -51,6 +51,8 @@ __all__ = ["Workbench"]
 
 #: rows of the result table sent to the view (the rest stay in ``workbench.result``)
 TABLE_ROWS = 200
+#: how often the progress line's call counter is brought up to date while a run goes
+CALLS_INTERVAL_S = 0.25
 
 
 class Workbench(RubricView, RubricGridTraits, ComparisonTraits):
@@ -177,6 +179,16 @@ class Workbench(RubricView, RubricGridTraits, ComparisonTraits):
             self._answered_at = time.perf_counter()
             self.progress = {"done": done, "total": total, "calls": _calls(judge) - calls_before}
 
+        async def count_calls() -> None:
+            # a block of rows may wait on many calls (a row's criteria, generated rubrics):
+            # the counter follows each call as it ends, not only the blocks
+            while True:
+                await asyncio.sleep(CALLS_INTERVAL_S)
+                calls = _calls(judge) - calls_before
+                if calls != self.progress.get("calls"):
+                    self.progress = {**self.progress, "calls": calls}
+
+        counter = asyncio.ensure_future(count_calls())
         try:
             version = await self._loop.arejudge(on_rows=on_rows, on_block=self._fill_live)
         except asyncio.CancelledError:
@@ -191,6 +203,8 @@ class Workbench(RubricView, RubricGridTraits, ComparisonTraits):
                 self.running = False
                 self.status = f"re-judge failed: {text_of(str(exc), 400)}"
             raise
+        finally:
+            counter.cancel()
         self._after_version(version)
         return version
 
@@ -519,9 +533,9 @@ def _flipped_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _calls(judge: Any) -> int:
-    stats = getattr(judge, "stats", None)
-    calls = getattr(stats, "calls", 0) if stats is not None else 0
-    return int(calls) if isinstance(calls, int) else 0
+    """Calls the judge has made so far (a judge of another kind counts none)."""
+    calls = getattr(judge, "calls_made", 0)
+    return calls if isinstance(calls, int) and not isinstance(calls, bool) else 0
 
 
 def _finite(value: Any) -> float | None:
