@@ -60,6 +60,7 @@ a run config (YAML or JSON; unknown keys are errors):
       rubric: support.yaml
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
+  output_fields: all              # or compact: no raw judge answers (--output-fields)
 
 a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
   name: support
