@@ -26,6 +26,7 @@ from .scale import format_count
 if TYPE_CHECKING:
     from .judges import Judge
     from .result import EvalResult
+    from .result.formats import OutputFields
     from .run_config import RunConfig
 
 __all__ = ["main"]
@@ -59,6 +60,7 @@ a run config (YAML or JSON; unknown keys are errors):
       rubric: support.yaml
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
+  output_fields: all              # or compact: no raw judge answers (--output-fields)
 
 a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
   name: support
@@ -170,6 +172,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=MODULE:FUNCTION",
         help="also generate with your Python function prompt -> text, named NAME (a config "
         "never names code: only this flag does; repeatable)",
+    )
+    run.add_argument(
+        "--output-fields",
+        type=_output_fields,
+        metavar="FIELDS",
+        help="what the results files keep, overriding the config's 'output_fields': all "
+        "(default), compact (no raw judge answers; scores, verdicts, criteria and rationales "
+        "stay) or metric fields separated by commas",
     )
     _fail_under(run)
 
@@ -313,6 +323,22 @@ def _threshold(text: str) -> float:
         return parse_fraction(text, "--fail-under")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _output_fields(text: str) -> str | list[str]:
+    """``--output-fields``: all, compact or a comma-separated list of metric fields."""
+    from .result.formats import check_output_fields
+
+    value: str | list[str] = text.strip()
+    if value not in ("all", "compact"):
+        value = [f.strip() for f in text.split(",") if f.strip()]
+    try:
+        check_output_fields(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).replace("output_fields", "--output-fields")
+        ) from None
+    return value
 
 
 _python_showwarning = warnings.showwarning
@@ -496,6 +522,8 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise ConfigError(f"{args.config}: {exc}") from None
     out_dir = Path(args.output) if args.output else config.output_dir()
+    if args.output_fields is not None:
+        config.output_fields = args.output_fields
     if config.models or config.prompts or args.model_fn:
         return _run_matrix(args, config, judge, metrics, out_dir)
     name = config.title or data.stem
@@ -519,6 +547,7 @@ def _run(args: argparse.Namespace) -> int:
             judge=judge,
             mapping=config.mapping or None,
             output=target,
+            output_fields=config.output_fields,
             image_dirs=args.allow_images,
         )
     result.meta.update(config=str(args.config), data=str(data), name=name)
@@ -527,7 +556,9 @@ def _run(args: argparse.Namespace) -> int:
     if earlier:
         keep_earlier = bool(unscored) and not args.overwrite
         out_dir = _settle(result, target, out_dir, keep_earlier)
-    written = _write_results(result, out_dir, name, [Path(data).parent, *args.allow_images])
+    written = _write_results(
+        result, out_dir, name, [Path(data).parent, *args.allow_images], config.output_fields
+    )
     if args.junit:
         from .result.junit import write_junit
 
@@ -568,7 +599,7 @@ def _run_matrix(
     written: list[Path] = []
     for name, result in run.results.items():
         result.meta.update(config=str(args.config))
-        written += _write_results(result, out / name, name)
+        written += _write_results(result, out / name, name, output_fields=config.output_fields)
         _print_summary(name, result, sys.stdout)
         for errors in result.row_errors():
             for line in errors.lines():
@@ -799,7 +830,11 @@ def _as_flags(message: str) -> str:
 
 
 def _write_results(
-    result: EvalResult, out_dir: Path, name: str, image_dirs: Sequence[str | Path] = ()
+    result: EvalResult,
+    out_dir: Path,
+    name: str,
+    image_dirs: Sequence[str | Path] = (),
+    output_fields: OutputFields | None = None,
 ) -> list[Path]:
     from .files import atomic_write_text
     from .widgets.report import write_report_html
@@ -817,13 +852,13 @@ def _write_results(
             file=sys.stderr,
         )
         return [out_dir / "results.jsonl", summary]
-    written = [result.save(out_dir / "results.jsonl")]
+    written = [result.save(out_dir / "results.jsonl", output_fields=output_fields)]
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         print("pyarrow is not installed: skipping results.parquet", file=sys.stderr)
     else:
-        written.append(result.save(out_dir / "results.parquet"))
+        written.append(result.save(out_dir / "results.parquet", output_fields=output_fields))
     summary = out_dir / "summary.json"
     atomic_write_text(summary, json.dumps(to_plain(result.summary_metrics), indent=2) + "\n")
     written.append(summary)

@@ -88,7 +88,8 @@ def evaluate(
         fn_constructor_args=(list(metrics), judge_obj, options),
         batch_format="pandas",
         batch_size=batch_size,
-        concurrency=concurrency,
+        # a fixed pool (``map_batches(concurrency=)`` is deprecated since Ray 2.60)
+        compute=ray.data.ActorPoolStrategy(size=concurrency),
         num_cpus=num_cpus,
     )
 

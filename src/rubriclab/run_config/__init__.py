@@ -366,6 +366,11 @@ class RunConfig(BaseModel):
         default=None, description="a spec string or a mapping; default: RUBRICLAB_JUDGE"
     )
     output: str = "results"
+    output_fields: str | list[str] = Field(
+        default="all",
+        description="what the results files keep: all, compact (no raw judge answers) "
+        "or a list of metric fields",
+    )
     title: str | None = None
     fail_under: float | None = None
     prompts: dict[str, str] | list[str] | None = Field(
@@ -436,6 +441,18 @@ class RunConfig(BaseModel):
         if dupes:
             raise ConfigError(f"models: the name(s) {', '.join(dupes)} appear twice; add 'name'")
         return out
+
+    @field_validator("output_fields")
+    @classmethod
+    def _known_output_fields(cls, value: str | list[str]) -> str | list[str]:
+        """Refused when the config is read, not after an hour of judge calls."""
+        from ..result.formats import check_output_fields
+
+        try:
+            check_output_fields(value)
+        except ValueError as exc:  # the message names output_fields= already: say it once
+            raise ValueError(str(exc).removeprefix("output_fields: ")) from None
+        return value
 
     @field_validator("fail_under", mode="before")
     @classmethod
