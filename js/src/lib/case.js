@@ -306,6 +306,8 @@ export function transcript(conv, metrics) {
   const more = conv.omitted ? h("div", { class: "rl-muted rl-small" }, `${conv.omitted} more messages not shown`) : null;
   return h("div", { class: "rl-field" }, h("div", { class: "rl-field-name" }, `Conversation (${conv.messages.length + (conv.omitted || 0)} messages)`), h("div", { class: "rl-transcript" }, bubbles, more));
 }
+
+/**
  * @typedef {{metric: string, score: number|null, label: string|null, passed: boolean|null,
  *   explanation: string|null, error: string|null, from_trace?: boolean}} SpanScore
  */
