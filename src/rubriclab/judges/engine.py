@@ -577,10 +577,13 @@ class Engine:
         while True:
             attempts += 1
             level = self.format_level
+            # a retry held by another call's Retry-After waits without a slot: a slot held
+            # idle is a fresh call not sent (the held retries took every slot and the run
+            # stalled while the paced fresh calls could have gone)
+            while retries and (hold := state.hold_until - time.monotonic()) > 0:
+                await asyncio.sleep(hold)
             epoch = await limit.acquire()
             try:
-                while retries and (hold := state.hold_until - time.monotonic()) > 0:
-                    await asyncio.sleep(hold)
                 ticket = await pacer.before_send(
                     pacer.token_cost(lambda: estimate_tokens(request.messages)),
                     self.retry.retry_after_cap,
@@ -631,12 +634,16 @@ class Engine:
             if guided:
                 # Every retry waits it out, not only this call's: the next token is that far
                 # away for every request, and a fast client that sent the queued retries
-                # meanwhile would only be refused again (they became a 429 storm)
+                # meanwhile would only be refused again (they became a 429 storm). Once the
+                # limiter's rate is learned from them, the pacer spaces every send, retries
+                # included, and a refusal holds only its own call: a whole-second "1" held
+                # every retry a second each time and left the run's tail idle.
                 assert outcome.retry_after is not None
                 wait = min(outcome.retry_after, self.retry.retry_after_cap)
-                state.hold_until = max(state.hold_until, time.monotonic() + wait)
-                if ticket is not None:  # and the limiter's rate is learned from them
+                if ticket is not None:
                     pacer.refused(ticket, wait)
+                if not pacer.paces_bare_limit:
+                    state.hold_until = max(state.hold_until, time.monotonic() + wait)
             state.failed_attempts[outcome.type] = state.failed_attempts.get(outcome.type, 0) + 1
             if not outcome.retryable or retries >= self.retry.max_retries:
                 return Reply(
