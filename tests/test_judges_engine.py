@@ -5,6 +5,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import contextlib
+import json
 import signal
 import time
 import warnings
@@ -828,3 +829,29 @@ def test_dict_keys_json_writes_but_cannot_sort_are_sent_with_a_cache_too(
     assert [{"type": "text", "1": "x", "text": "y"}] in sent
     again = judge.map([odd], progress=False)
     assert again[0].ok and again[0].cached == (cache is None)
+
+
+def test_a_whole_second_limiters_refused_calls_each_wait_their_retry_after() -> None:
+    """Once the limiter's rate is learned, a refusal no longer holds every retry (the pacer
+    spaces them): each refused call still comes back no sooner than its own Retry-After
+    said, and every call gets through."""
+    from rubriclab.testing import RateLimit
+
+    limit = RateLimit(50, burst=5, headers=False, retry_after_ms=False)
+    with FakeJudgeServer(rate_limit=limit, latency=0.02) as server:
+        judge = judge_for(server, max_concurrency=16, max_retries=30)
+        replies = judge.map([f"q{i}" for i in range(150)], progress=False)
+        assert all(r.ok for r in replies)
+        log = list(server.log)
+    assert judge._engine.pacer.paces_bare_limit  # the no-hold path was taken
+    refused_at: dict[str, float] = {}
+    retried = 0
+    for record in log:
+        prompt = json.dumps(record.body.get("messages"))
+        if prompt in refused_at:
+            # whole seconds: "1" (or more), never less
+            assert record.received - refused_at.pop(prompt) >= 1.0
+            retried += 1
+        if record.status == 429:
+            refused_at[prompt] = record.received
+    assert retried >= 1 and not refused_at  # refusals happened, and each came back
