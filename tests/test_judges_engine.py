@@ -501,6 +501,38 @@ def test_async_use_without_aclose_leaves_no_unclosed_connections(
     assert "Unclosed" not in capfd.readouterr().err
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_judge_dropped_unclosed_while_its_loop_lives_closes_its_connections(
+    fake_judge: FakeJudgeServer, transport: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: a notebook's loop never ends, so the shutdown guard never closes the pool
+    of a judge dropped there (a cancelled run, a judge re-created in a cell); aiohttp's
+    session was collected open ("Unclosed client session", its sockets left for the
+    collector). Now its pool is closed on that loop."""
+    import gc
+
+    gc.collect()
+    loop = asyncio.new_event_loop()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            for _ in range(3):
+                judge = judge_for(fake_judge, transport=transport)
+                run = judge.amap([f"q{i}" for i in range(40)], progress=False)
+                with contextlib.suppress(asyncio.TimeoutError):  # cancelled mid-flight
+                    loop.run_until_complete(asyncio.wait_for(run, 0.05))
+                assert len(loop.run_until_complete(judge.amap(["a", "b"], progress=False))) == 2
+                del judge, run
+                gc.collect()
+                loop.run_until_complete(asyncio.sleep(0.05))  # the loop goes on
+            gc.collect()
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+    err = capfd.readouterr().err
+    assert "Unclosed" not in err and "ResourceWarning" not in err
+
+
 def test_a_run_never_touches_the_garbage_collector_of_the_process(
     fake_judge: FakeJudgeServer,
 ) -> None:

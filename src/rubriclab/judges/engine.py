@@ -308,12 +308,31 @@ def summarize(replies: Sequence[Reply | None], wall: float = 0.0) -> RunStats:
 # --------------------------------------------------------------------------------------------
 
 
+def _close_abandoned(loop_ref: weakref.ref[asyncio.AbstractEventLoop], session: Session) -> None:
+    """An engine was dropped unclosed while its loop lives on (a notebook's, one a caller
+    keeps): its pool is closed on that loop. Left to the collector, aiohttp's session said
+    "Unclosed client session" (a ResourceWarning) and its sockets waited for the collector:
+    the shutdown guard's own close is only scheduled by then, and ran after the session's
+    ``__del__``. Holding the session here keeps it alive until the close has run."""
+    loop = loop_ref()
+    if loop is None or loop.is_closed():
+        return
+
+    def close() -> None:
+        loop.create_task(session.aclose())
+
+    with contextlib.suppress(RuntimeError):  # the loop closed in the meantime
+        loop.call_soon_threadsafe(close)
+
+
 @dataclass
 class _LoopState:
     session: Session
     limit: AdaptiveLimit
     pacer: Pacer
     guard: AsyncGenerator[None, None] | None = None
+    #: closes the pool on its loop if the engine is dropped while that loop lives
+    abandoned: weakref.finalize[Any, Any] | None = None
     failed_attempts: dict[str, int] = field(default_factory=dict)
     #: no retry leaves before this (monotonic) time: a 429 that says "retry after" and no
     #: quota headers speaks for the endpoint's shared bucket, not only for that one call.
@@ -505,6 +524,9 @@ class Engine:
                 guard = self._close_at_shutdown()
                 await guard.__anext__()
                 state.guard = guard
+                state.abandoned = weakref.finalize(
+                    self, _close_abandoned, weakref.ref(loop), state.session
+                )
         return state
 
     async def _close_at_shutdown(self) -> AsyncGenerator[None, None]:
@@ -522,6 +544,8 @@ class Engine:
         with self._lock:
             state = self._states.pop(loop, None)
         if state is not None:
+            if state.abandoned is not None:
+                state.abandoned.detach()
             await state.session.aclose()
 
     def run_keys(self) -> RunKeys:
