@@ -351,20 +351,3 @@ def test_a_fifth_of_calls_refused_at_random_with_a_short_retry_after_is_not_pace
     refused = drive(pacer, clock, None, 3000, noise=5, noise_wait=0.003)
     assert refused == 600
     assert 3000 / (clock.now - start) >= 0.8 * 500  # the client's own pace: one per 2 ms
-
-
-def test_a_whole_second_bucket_whose_limit_drops_is_paced_down_to_it(clock: Clock) -> None:
-    """A rate read too high (here: the limiter's own limit fell from 50 to 40 a second) was
-    kept for 10 s as the largest reading: every check found paced sends refused and the
-    pacing stopped, leaving the run to bounce off the bucket. A paced send refused says the
-    rate is below its pace: the rate is bisected down to the bucket's."""
-    pacer = Pacer()
-    bucket = Bucket(clock, rate=50.0, burst=5, whole_seconds=True)
-    drive(pacer, clock, bucket, 400)
-    drive(pacer, clock, bucket, 500)
-    assert pacer.bare is not None and pacer.bare.rate == pytest.approx(50.0, rel=0.1)
-    bucket.rate = 40.0
-    drive(pacer, clock, bucket, 400)  # ten seconds: the old readings age out
-    refused = drive(pacer, clock, bucket, 1000)
-    assert pacer.bare.rate is not None and pacer.bare.rate == pytest.approx(40.0, rel=0.1)
-    assert refused <= 1000 * 0.05, refused

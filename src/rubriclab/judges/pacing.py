@@ -109,8 +109,6 @@ class Ticket:
     at: float
     informed: bool = False
     """Sent while the pacer knew the buckets: a refusal of it means our estimate was off."""
-    pace: float | None = None
-    """Sends per second a bare limiter's pacing allowed when this one went (None: unpaced)."""
 
 
 class _Bucket:
@@ -295,8 +293,6 @@ class BareLimit:
         self.coarse = False  # the last refusal's Retry-After was in whole seconds
         #: (time, rate) read at recent whole-second refusals (``_estimate_coarse``)
         self.readings: deque[tuple[float, float]] = deque()
-        #: the pace of the last paced send refused (whole seconds): the bucket's rate is below
-        self.ceiling: float | None = None
 
     def slot(self, now: float) -> float:
         """Take the next send slot; seconds to wait for it (0: go now)."""
@@ -331,26 +327,15 @@ class BareLimit:
             self.off_until = now + self.KEEP
             self.refusals.clear()
             self.readings.clear()
-            self.ceiling = None
             self.strikes = 0
         self.paced = self.paced_refused = 0
 
-    def refused(
-        self,
-        seq: int,
-        sent_at: float,
-        retry_after: float,
-        now: float,
-        pace: float | None = None,
-    ) -> None:
-        """The send ``seq`` (made at ``sent_at``, at ``pace`` sends a second when paced) was
-        refused with ``retry_after``, which came back at ``now``. A refusal is answered at
-        once, so ``now`` dates the server's count better than the send (a first flight
-        waits for its connections)."""
+    def refused(self, seq: int, sent_at: float, retry_after: float, now: float) -> None:
+        """The send ``seq`` (made at ``sent_at``) was refused with ``retry_after``, which
+        came back at ``now``. A refusal is answered at once, so ``now`` dates the server's
+        count better than the send (a first flight waits for its connections)."""
         # "1" may mean 10 ms: a whole-second Retry-After dates nothing but the refusal itself
         self.coarse = retry_after >= 1.0 and float(retry_after).is_integer()
-        if self.coarse and pace is not None and now >= self.off_until:
-            self.ceiling = pace
         token = now if self.coarse else now + retry_after
         if self.rate is not None and sent_at >= self.since:
             self.paced_refused += 1
@@ -397,17 +382,7 @@ class BareLimit:
         if self.rate is None:
             self.since = self.last_refusal
             self.paced = self.paced_refused = 0
-        # A reading spanning a paced stretch is low: the bucket sat full and its refill
-        # overflowed. The pace a send was refused at is high: the bucket drained under it.
-        # The rate lies between: halfway is a bisection, which the next refusal (or the
-        # creep) narrows, instead of a fall to the low reading and a slow creep back. A
-        # reading above that pace is wrong (a stalled client's burst read as refill).
-        ceiling = self.ceiling
-        if ceiling is None:
-            self.rate = max(r for _, r in self.readings)
-            return
-        below = [r for _, r in self.readings if r < ceiling]
-        self.rate = (max(below) + ceiling) / 2 if below else ceiling * self.PACE
+        self.rate = max(r for _, r in self.readings)
 
     def _insert(self, refusal: tuple[float, int, float, float]) -> None:
         items = list(self.refusals)
@@ -483,16 +458,13 @@ class Pacer:
         """
         costs = {"requests": 1.0, "tokens": tokens}
         bare = self.bare
-        pace = None
         if bare is not None:
             wait = min(bare.slot(time.monotonic()), max_wait)
-            if bare.rate is not None:
-                pace = bare.rate * bare.PACE
             if wait > _SLACK:
                 self.waited += wait
                 await asyncio.sleep(wait)
         if all(b.level is None for b in self._buckets.values()):
-            return self._take(costs, pace)
+            return self._take(costs)
         loop = asyncio.get_running_loop()
         lock = self._locks.get(loop)
         if lock is None:
@@ -506,13 +478,13 @@ class Pacer:
                     bucket.refill(now)
                     wait = max(wait, bucket.wait_for(costs[kind]))
                 if wait <= _SLACK or waited >= max_wait:  # (float dust must not loop)
-                    return self._take(costs, pace)
+                    return self._take(costs)
                 wait = min(wait, max_wait - waited)
                 waited += wait
                 self.waited += wait
                 await asyncio.sleep(wait)
 
-    def _take(self, costs: Mapping[str, float], pace: float | None = None) -> Ticket:
+    def _take(self, costs: Mapping[str, float]) -> Ticket:
         self._seq += 1
         before: dict[str, float] = {}
         informed = False
@@ -522,7 +494,7 @@ class Pacer:
             if bucket.level is not None:
                 bucket.level -= costs[kind]
                 informed = True
-        return Ticket(self._seq, before, dict(costs), time.monotonic(), informed, pace)
+        return Ticket(self._seq, before, dict(costs), time.monotonic(), informed)
 
     def refund(self, ticket: Ticket) -> None:
         """A refused request took nothing from the provider's buckets: give its cost back.
@@ -545,7 +517,7 @@ class Pacer:
         bare = self.bare
         if bare is None:
             bare = self.bare = BareLimit()
-        bare.refused(ticket.seq, ticket.at, retry_after, time.monotonic(), ticket.pace)
+        bare.refused(ticket.seq, ticket.at, retry_after, time.monotonic())
 
     @property
     def paces_bare_limit(self) -> bool:
