@@ -794,7 +794,8 @@ class Engine:
         tasks: set[asyncio.Future[None]] = set()
         # workers start one after another, each once the one before has its request: the
         # first request leaves at once instead of after every worker has built its own
-        counts = {"live": 0, "waiting": 0, "to_start": target - 1}
+        counts = {"live": 0, "waiting": 0, "to_start": target - 1, "taken": 0}
+        state.pacer.remaining(None)  # (a new run: what the last one had left is moot)
 
         def waiting(now_waiting: bool) -> None:
             counts["waiting"] += 1 if now_waiting else -1
@@ -815,6 +816,9 @@ class Engine:
                     i = next(pending, None)
                     if i is None:
                         return
+                    counts["taken"] += 1
+                    if total is not None:
+                        state.pacer.remaining(total - counts["taken"])
                     if counts["to_start"] > 0:
                         counts["to_start"] -= 1
                         spawn()
