@@ -5,6 +5,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import contextlib
+import json
 import signal
 import time
 import warnings
@@ -500,6 +501,38 @@ def test_async_use_without_aclose_leaves_no_unclosed_connections(
     assert "Unclosed" not in capfd.readouterr().err
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_judge_dropped_unclosed_while_its_loop_lives_closes_its_connections(
+    fake_judge: FakeJudgeServer, transport: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: a notebook's loop never ends, so the shutdown guard never closes the pool
+    of a judge dropped there (a cancelled run, a judge re-created in a cell); aiohttp's
+    session was collected open ("Unclosed client session", its sockets left for the
+    collector). Now its pool is closed on that loop."""
+    import gc
+
+    gc.collect()
+    loop = asyncio.new_event_loop()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            for _ in range(3):
+                judge = judge_for(fake_judge, transport=transport)
+                run = judge.amap([f"q{i}" for i in range(40)], progress=False)
+                with contextlib.suppress(asyncio.TimeoutError):  # cancelled mid-flight
+                    loop.run_until_complete(asyncio.wait_for(run, 0.05))
+                assert len(loop.run_until_complete(judge.amap(["a", "b"], progress=False))) == 2
+                del judge, run
+                gc.collect()
+                loop.run_until_complete(asyncio.sleep(0.05))  # the loop goes on
+            gc.collect()
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+    err = capfd.readouterr().err
+    assert "Unclosed" not in err and "ResourceWarning" not in err
+
+
 def test_a_run_never_touches_the_garbage_collector_of_the_process(
     fake_judge: FakeJudgeServer,
 ) -> None:
@@ -828,3 +861,29 @@ def test_dict_keys_json_writes_but_cannot_sort_are_sent_with_a_cache_too(
     assert [{"type": "text", "1": "x", "text": "y"}] in sent
     again = judge.map([odd], progress=False)
     assert again[0].ok and again[0].cached == (cache is None)
+
+
+def test_a_whole_second_limiters_refused_calls_each_wait_their_retry_after() -> None:
+    """Once the limiter's rate is learned, a refusal no longer holds every retry (the pacer
+    spaces them): each refused call still comes back no sooner than its own Retry-After
+    said, and every call gets through."""
+    from rubriclab.testing import RateLimit
+
+    limit = RateLimit(50, burst=5, headers=False, retry_after_ms=False)
+    with FakeJudgeServer(rate_limit=limit, latency=0.02) as server:
+        judge = judge_for(server, max_concurrency=16, max_retries=30)
+        replies = judge.map([f"q{i}" for i in range(150)], progress=False)
+        assert all(r.ok for r in replies)
+        log = list(server.log)
+    assert judge._engine.pacer.paces_bare_limit  # the no-hold path was taken
+    refused_at: dict[str, float] = {}
+    retried = 0
+    for record in log:
+        prompt = json.dumps(record.body.get("messages"))
+        if prompt in refused_at:
+            # whole seconds: "1" (or more), never less
+            assert record.received - refused_at.pop(prompt) >= 1.0
+            retried += 1
+        if record.status == 429:
+            refused_at[prompt] = record.received
+    assert retried >= 1 and not refused_at  # refusals happened, and each came back

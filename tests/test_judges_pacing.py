@@ -351,3 +351,27 @@ def test_a_fifth_of_calls_refused_at_random_with_a_short_retry_after_is_not_pace
     refused = drive(pacer, clock, None, 3000, noise=5, noise_wait=0.003)
     assert refused == 600
     assert 3000 / (clock.now - start) >= 0.8 * 500  # the client's own pace: one per 2 ms
+
+
+@pytest.mark.parametrize("endgame", [True, False])
+def test_a_runs_last_calls_do_not_creep_past_a_whole_second_buckets_rate(
+    clock: Clock, endgame: bool
+) -> None:
+    """Issue 25: a refusal in a run's last second left its tail waiting a whole second on
+    the refused call (Retry-After: 1), about a tenth of the ratelimit benchmark's run. The
+    creep that causes those refusals stops for the last calls (the negative control: with
+    calls left to send, it goes on and the odd send is refused, as it should)."""
+    pacer = Pacer()
+    bucket = Bucket(clock, rate=50.0, burst=5, whole_seconds=True)
+    drive(pacer, clock, bucket, 400)
+    drive(pacer, clock, bucket, 500)
+    assert pacer.bare is not None and pacer.bare.learned is not None
+    pacer.remaining(60 if endgame else 10_000)  # 60 calls: 1.2 s at 50/s
+    refused = drive(pacer, clock, bucket, 400)  # 8 s of sends: the creep would find the edge
+    if endgame:
+        assert refused == 0
+        assert pacer.bare.rate == pacer.bare.learned
+    else:
+        assert refused >= 1
+    pacer.remaining(None)  # a new run: the creep is back
+    assert not pacer.bare.endgame

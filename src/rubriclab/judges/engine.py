@@ -308,12 +308,31 @@ def summarize(replies: Sequence[Reply | None], wall: float = 0.0) -> RunStats:
 # --------------------------------------------------------------------------------------------
 
 
+def _close_abandoned(loop_ref: weakref.ref[asyncio.AbstractEventLoop], session: Session) -> None:
+    """An engine was dropped unclosed while its loop lives on (a notebook's, one a caller
+    keeps): its pool is closed on that loop. Left to the collector, aiohttp's session said
+    "Unclosed client session" (a ResourceWarning) and its sockets waited for the collector:
+    the shutdown guard's own close is only scheduled by then, and ran after the session's
+    ``__del__``. Holding the session here keeps it alive until the close has run."""
+    loop = loop_ref()
+    if loop is None or loop.is_closed():
+        return
+
+    def close() -> None:
+        loop.create_task(session.aclose())
+
+    with contextlib.suppress(RuntimeError):  # the loop closed in the meantime
+        loop.call_soon_threadsafe(close)
+
+
 @dataclass
 class _LoopState:
     session: Session
     limit: AdaptiveLimit
     pacer: Pacer
     guard: AsyncGenerator[None, None] | None = None
+    #: closes the pool on its loop if the engine is dropped while that loop lives
+    abandoned: weakref.finalize[Any, Any] | None = None
     failed_attempts: dict[str, int] = field(default_factory=dict)
     #: no retry leaves before this (monotonic) time: a 429 that says "retry after" and no
     #: quota headers speaks for the endpoint's shared bucket, not only for that one call.
@@ -508,6 +527,9 @@ class Engine:
                 guard = self._close_at_shutdown()
                 await guard.__anext__()
                 state.guard = guard
+                state.abandoned = weakref.finalize(
+                    self, _close_abandoned, weakref.ref(loop), state.session
+                )
         return state
 
     async def _close_at_shutdown(self) -> AsyncGenerator[None, None]:
@@ -525,6 +547,8 @@ class Engine:
         with self._lock:
             state = self._states.pop(loop, None)
         if state is not None:
+            if state.abandoned is not None:
+                state.abandoned.detach()
             await state.session.aclose()
 
     def run_keys(self) -> RunKeys:
@@ -580,10 +604,13 @@ class Engine:
         while True:
             attempts += 1
             level = self.format_level
+            # a retry held by another call's Retry-After waits without a slot: a slot held
+            # idle is a fresh call not sent (the held retries took every slot and the run
+            # stalled while the paced fresh calls could have gone)
+            while retries and (hold := state.hold_until - time.monotonic()) > 0:
+                await asyncio.sleep(hold)
             epoch = await limit.acquire()
             try:
-                while retries and (hold := state.hold_until - time.monotonic()) > 0:
-                    await asyncio.sleep(hold)
                 ticket = await pacer.before_send(
                     pacer.token_cost(lambda: estimate_tokens(request.messages)),
                     self.retry.retry_after_cap,
@@ -634,12 +661,16 @@ class Engine:
             if guided:
                 # Every retry waits it out, not only this call's: the next token is that far
                 # away for every request, and a fast client that sent the queued retries
-                # meanwhile would only be refused again (they became a 429 storm)
+                # meanwhile would only be refused again (they became a 429 storm). Once the
+                # limiter's rate is learned from them, the pacer spaces every send, retries
+                # included, and a refusal holds only its own call: a whole-second "1" held
+                # every retry a second each time and left the run's tail idle.
                 assert outcome.retry_after is not None
                 wait = min(outcome.retry_after, self.retry.retry_after_cap)
-                state.hold_until = max(state.hold_until, time.monotonic() + wait)
-                if ticket is not None:  # and the limiter's rate is learned from them
+                if ticket is not None:
                     pacer.refused(ticket, wait)
+                if not pacer.paces_bare_limit:
+                    state.hold_until = max(state.hold_until, time.monotonic() + wait)
             state.failed_attempts[outcome.type] = state.failed_attempts.get(outcome.type, 0) + 1
             if not outcome.retryable or retries >= self.retry.max_retries:
                 return Reply(
@@ -766,7 +797,8 @@ class Engine:
         tasks: set[asyncio.Future[None]] = set()
         # workers start one after another, each once the one before has its request: the
         # first request leaves at once instead of after every worker has built its own
-        counts = {"live": 0, "waiting": 0, "to_start": target - 1}
+        counts = {"live": 0, "waiting": 0, "to_start": target - 1, "taken": 0}
+        state.pacer.remaining(None)  # (a new run: what the last one had left is moot)
 
         def waiting(now_waiting: bool) -> None:
             counts["waiting"] += 1 if now_waiting else -1
@@ -787,6 +819,9 @@ class Engine:
                     i = next(pending, None)
                     if i is None:
                         return
+                    counts["taken"] += 1
+                    if total is not None:
+                        state.pacer.remaining(total - counts["taken"])
                     if counts["to_start"] > 0:
                         counts["to_start"] -= 1
                         spawn()

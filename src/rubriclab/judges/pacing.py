@@ -274,6 +274,8 @@ class BareLimit:
     """Checks in a row over ``NOISE`` before the pacing stops."""
     STRIKES_COARSE = 2
     """Checks in a row over ``NOISE_COARSE`` before the pacing stops."""
+    ENDGAME = 2.0
+    """Seconds of calls left (at the learned rate) under which the rate no longer creeps."""
     PACE = 0.97
     """Sends go at this share of the rate learned: the bucket keeps a few tokens, which
     absorb a client's jitter (a stalled event loop sends two at once); refusals, which
@@ -293,11 +295,19 @@ class BareLimit:
         self.coarse = False  # the last refusal's Retry-After was in whole seconds
         #: (time, rate) read at recent whole-second refusals (``_estimate_coarse``)
         self.readings: deque[tuple[float, float]] = deque()
+        self.learned: float | None = None  # the rate the last estimate set (before creep)
+        #: the run's last calls: no creep (``Pacer.remaining``)
+        self.endgame = False
 
     def slot(self, now: float) -> float:
         """Take the next send slot; seconds to wait for it (0: go now)."""
         rate = self.rate
-        if rate is not None and self.last_refusal and now - self.last_refusal > 1.0:
+        if (
+            rate is not None
+            and not self.endgame
+            and self.last_refusal
+            and now - self.last_refusal > 1.0
+        ):
             grown = rate * (1.0 + self.CREEP * min(now - self.last_refusal - 1.0, 1.0))
             self.rate = rate = grown
             self.last_refusal = now - 1.0  # (creep again in a second)
@@ -382,7 +392,7 @@ class BareLimit:
         if self.rate is None:
             self.since = self.last_refusal
             self.paced = self.paced_refused = 0
-        self.rate = max(r for _, r in self.readings)
+        self.rate = self.learned = max(r for _, r in self.readings)
 
     def _insert(self, refusal: tuple[float, int, float, float]) -> None:
         items = list(self.refusals)
@@ -415,7 +425,7 @@ class BareLimit:
         if self.rate is None:
             self.since = self.last_refusal  # (now: the sends paced are the ones after it)
             self.paced = self.paced_refused = 0
-        self.rate = rate
+        self.rate = self.learned = rate
 
 
 class Pacer:
@@ -518,6 +528,28 @@ class Pacer:
         if bare is None:
             bare = self.bare = BareLimit()
         bare.refused(ticket.seq, ticket.at, retry_after, time.monotonic())
+
+    def remaining(self, calls: int | None) -> None:
+        """The run has ``calls`` left to send (None: unknown, or a new run).
+
+        The creep above a bare limiter's learned rate finds a risen limit at the price of
+        the odd refusal, and a refused call waits its Retry-After, a whole second when the
+        limiter says whole seconds. In a run's last seconds no gain repays that: a refusal
+        there leaves the run's tail waiting on it (about a tenth of an 8-second run). So
+        the run's last ``ENDGAME`` seconds of calls go at the rate last learned."""
+        bare = self.bare
+        if bare is None:
+            return
+        rate = bare.learned
+        end = calls is not None and rate is not None and calls < rate * bare.ENDGAME
+        if end and not bare.endgame and bare.rate is not None and rate is not None:
+            bare.rate = min(bare.rate, rate)
+        bare.endgame = end
+
+    @property
+    def paces_bare_limit(self) -> bool:
+        """A bare limiter's rate is learned: every send waits for its slot."""
+        return self.bare is not None and self.bare.rate is not None
 
     def observe(self, headers: RateHeaders | None, ticket: Ticket) -> None:
         """A reply (to the request holding ``ticket``) described the buckets."""
