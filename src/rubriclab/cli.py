@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_UNSCORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-#: above this many rows ``run`` writes only the streamed results.jsonl and summary.json
+#: above this many rows ``run`` writes only the streamed results file and summary.json
 _FULL_OUTPUTS_MAX_ROWS = 100_000
 
 _EPILOG = """\
@@ -61,6 +61,7 @@ a run config (YAML or JSON; unknown keys are errors):
       baseline: old_answer        # pairwise: response vs this column
   output: results                 # results.jsonl (+ .parquet), summary.json, report.html
   output_fields: all              # or compact: no raw judge answers (--output-fields)
+  output_format: jsonl            # or jsonl.gz: gzipped JSON Lines (--output-format)
 
 a rubric file (support.yaml; the repository's examples/ has it with eval.yaml and data):
   name: support
@@ -180,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
         help="what the results files keep, overriding the config's 'output_fields': all "
         "(default), compact (no raw judge answers; scores, verdicts, criteria and rationales "
         "stay) or metric fields separated by commas",
+    )
+    run.add_argument(
+        "--output-format",
+        choices=("jsonl", "jsonl.gz"),
+        help="the streamed results file, overriding the config's 'output_format': results.jsonl "
+        "(default) or results.jsonl.gz (gzipped; every rubriclab command reads it)",
     )
     _fail_under(run)
 
@@ -524,14 +531,19 @@ def _run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output) if args.output else config.output_dir()
     if args.output_fields is not None:
         config.output_fields = args.output_fields
+    if args.output_format is not None:
+        config.output_format = args.output_format
     if config.models or config.prompts or args.model_fn:
         return _run_matrix(args, config, judge, metrics, out_dir)
     name = config.title or data.stem
     print(f"rubriclab run: {data} with {', '.join(m.name for m in metrics)}", file=sys.stderr)
-    # streamed chunk by chunk into results.jsonl: bounded memory, and a killed run resumes
+    # streamed chunk by chunk into results.jsonl(.gz): bounded memory, a killed run resumes
     out_dir.mkdir(parents=True, exist_ok=True)
-    streamed = out_dir / "results.jsonl"
-    earlier = streamed.exists() and not _partial(streamed).exists()
+    streamed = out_dir / f"results.{config.output_format}"
+    earlier = (
+        any((out_dir / f"results.{fmt}").exists() for fmt in _STREAMED_FORMATS)
+        and not _partial(streamed).exists()
+    )
     # an earlier run's results stay untouched until this run has scored something: the new
     # one is streamed beside them and moved into place only then
     target = out_dir / _INCOMING / streamed.name if earlier else streamed
@@ -557,7 +569,12 @@ def _run(args: argparse.Namespace) -> int:
         keep_earlier = bool(unscored) and not args.overwrite
         out_dir = _settle(result, target, out_dir, keep_earlier)
     written = _write_results(
-        result, out_dir, name, [Path(data).parent, *args.allow_images], config.output_fields
+        result,
+        out_dir,
+        name,
+        [Path(data).parent, *args.allow_images],
+        config.output_fields,
+        config.output_format,
     )
     if args.junit:
         from .result.junit import write_junit
@@ -599,7 +616,13 @@ def _run_matrix(
     written: list[Path] = []
     for name, result in run.results.items():
         result.meta.update(config=str(args.config))
-        written += _write_results(result, out / name, name, output_fields=config.output_fields)
+        written += _write_results(
+            result,
+            out / name,
+            name,
+            output_fields=config.output_fields,
+            output_format=config.output_format,
+        )
         _print_summary(name, result, sys.stdout)
         for errors in result.row_errors():
             for line in errors.lines():
@@ -715,6 +738,8 @@ def _arena(args: argparse.Namespace) -> int:
 _INCOMING = ".incoming"
 #: where a run that scored nothing is written when the results folder holds an earlier run
 _FAILED_RUN = "failed-run"
+#: the formats ``run`` streams its results file in (``output_format:``, ``--output-format``)
+_STREAMED_FORMATS = ("jsonl", "jsonl.gz")
 
 
 def _partial(path: Path) -> Path:
@@ -835,24 +860,31 @@ def _write_results(
     name: str,
     image_dirs: Sequence[str | Path] = (),
     output_fields: OutputFields | None = None,
+    output_format: str = "jsonl",
 ) -> list[Path]:
     from .files import atomic_write_text
     from .widgets.report import write_report_html
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    results = out_dir / f"results.{output_format}"
+    # an earlier run's results in the other formats would be read in place of this run's
+    stale = [out_dir / f"results.{fmt}" for fmt in (*_STREAMED_FORMATS, "parquet")]
+    for path in stale:
+        if path != results:
+            path.unlink(missing_ok=True)
     if result.row_count > _FULL_OUTPUTS_MAX_ROWS:  # keep memory bounded: summary only
         summary = out_dir / "summary.json"
         summary.write_text(
             json.dumps(to_plain(result.summary_metrics), indent=2) + "\n", encoding="utf-8"
         )
         print(
-            f"{result.row_count} rows: results.jsonl was written chunk by chunk; "
+            f"{result.row_count} rows: {results.name} was written chunk by chunk; "
             "results.parquet and report.html are skipped above "
             f"{_FULL_OUTPUTS_MAX_ROWS} rows",
             file=sys.stderr,
         )
-        return [out_dir / "results.jsonl", summary]
-    written = [result.save(out_dir / "results.jsonl", output_fields=output_fields)]
+        return [results, summary]
+    written = [result.save(results, output_fields=output_fields)]
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -880,12 +912,14 @@ def _report(
     allow_images: Sequence[str] = (),
 ) -> int:
     from .result import load_result
+    from .result.formats import result_stem
     from .widgets.report import write_report_html
 
     results: dict[str, EvalResult] = {}
     folders: list[Path] = []
     for path in _result_files(sources):
-        name = _unique(path.parent.name if path.stem == "results" else path.stem, results)
+        stem = result_stem(path)
+        name = _unique(path.parent.name if stem == "results" else stem, results)
         results[name] = load_result(path)
         if path.parent not in folders:
             folders.append(path.parent)
@@ -897,17 +931,23 @@ def _report(
 
 
 def _result_files(sources: Sequence[str]) -> list[Path]:
-    """Files as given; in a folder, each result once (JSONL preferred over its Parquet twin)."""
+    """Files as given; in a folder, each result once (JSONL preferred over its gzipped and
+    Parquet twins; labels files are not results)."""
+    from .result.formats import result_stem
+
     files: list[Path] = []
     for source in sources:
         path = Path(source)
         if path.is_dir():
-            found = sorted(path.glob("*.jsonl"))
-            stems = {p.stem for p in found}
-            found += sorted(p for p in path.glob("*.parquet") if p.stem not in stems)
-            if not found:
-                raise _CliError(f"{path} holds no result files (.jsonl or .parquet)")
-            files.extend(found)
+            by_stem: dict[str, Path] = {}
+            for suffix in (".jsonl", ".jsonl.gz", ".parquet"):
+                for found in sorted(path.glob(f"*{suffix}")):
+                    stem = result_stem(found)
+                    if not stem.endswith(".labels") and found.is_file():
+                        by_stem.setdefault(stem, found)
+            if not by_stem:
+                raise _CliError(f"{path} holds no result files (.jsonl, .jsonl.gz or .parquet)")
+            files.extend(by_stem[stem] for stem in sorted(by_stem))
         elif path.is_file():
             files.append(path)
         else:
@@ -918,10 +958,13 @@ def _result_files(sources: Sequence[str]) -> list[Path]:
 def _run_name(source: str) -> str:
     """A run's name as the user gave it: a folder's name, or a file's (its folder's for a
     ``results.*`` file)."""
+    from .result.formats import result_stem
+
     path = Path(source)
     if path.is_dir():
         return path.resolve().name or str(path)
-    return path.parent.resolve().name if path.stem == "results" else path.stem
+    stem = result_stem(path)
+    return path.parent.resolve().name if stem == "results" else stem
 
 
 def _report_path(output: str) -> Path:

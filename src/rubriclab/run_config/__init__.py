@@ -371,6 +371,10 @@ class RunConfig(BaseModel):
         description="what the results files keep: all, compact (no raw judge answers) "
         "or a list of metric fields",
     )
+    output_format: Literal["jsonl", "jsonl.gz"] = Field(
+        default="jsonl",
+        description="the results file run streams: jsonl, or jsonl.gz (gzipped JSON Lines)",
+    )
     title: str | None = None
     fail_under: float | None = None
     prompts: dict[str, str] | list[str] | None = Field(
