@@ -108,6 +108,9 @@ class Cluster:
             RAY_ENABLE_UV_RUN_RUNTIME_ENV="0",
             # a ~/.ray/auth_token left by anyone turns token auth on for some processes only
             RAY_AUTH_MODE="disabled",
+            # Ray starts workers at nice 15: under any other load they would get almost no
+            # CPU and every step of the test would crawl
+            RAY_worker_niceness="0",
         )
         self.port = _free_ports(1)[0]
         self.restarts = 0  # node starts retried after Ray's agent-port abort

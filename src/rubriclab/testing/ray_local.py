@@ -7,6 +7,10 @@ thirty parsers at import: seconds of CPU per process. On a loaded 2-core machine
 miss the deadline and Ray aborts at start. Nothing in Ray validates IRIs, so the helpers started
 here skip that module (a stub on their ``PYTHONPATH`` makes the import fail, and jsonschema
 simply leaves the two IRI formats unchecked). The driver process is not affected.
+
+Ray also starts its workers at ``nice 15`` (its ``worker_niceness``): on a machine whose cores
+are busy with anything else, the workers that judge the rows then get almost no CPU and a
+four-test module takes minutes. Here they run at the driver's priority.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def start_local_ray(num_cpus: int = 2) -> None:
             include_dashboard=False,
             log_to_driver=False,
             ignore_reinit_error=True,
+            _system_config={"worker_niceness": 0},
         )
     finally:
         if old is None:
